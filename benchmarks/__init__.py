@@ -1,0 +1,1 @@
+"""Benchmarks for llama-kb; run ``python -m benchmarks --help``."""

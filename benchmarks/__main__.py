@@ -1,0 +1,27 @@
+"""``python -m benchmarks {ingest,retrieval} [--dataset DIR] [--out DIR]``."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from pathlib import Path
+
+from benchmarks._common import DEFAULT_DATASET
+
+
+def main() -> None:
+    """Parse arguments and run one benchmark."""
+    parser = argparse.ArgumentParser(prog="python -m benchmarks")
+    parser.add_argument("benchmark", choices=["ingest"])
+    parser.add_argument("--dataset", type=Path, default=DEFAULT_DATASET)
+    parser.add_argument("--out", type=Path, default=Path("benchmarks/results"))
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.WARNING)
+    if args.benchmark == "ingest":
+        from benchmarks import ingest_bench
+
+        ingest_bench.run(args.dataset, args.out)
+
+
+if __name__ == "__main__":
+    main()

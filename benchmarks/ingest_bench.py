@@ -1,0 +1,57 @@
+"""Ingest throughput: total ingest time vs embedding the same texts alone; unchanged re-ingest."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from benchmarks._common import timer, write_results
+from llama_kb import KnowledgeBase, default_embedding
+from llama_kb.ingest.chunking import chunk_document
+from llama_kb.ingest.pipeline import embedding_text
+from llama_kb.ingest.readers import read_path
+
+
+def run(dataset: Path, out_dir: Path) -> dict[str, Any]:
+    """Measure and report; returns the figures."""
+    corpus = dataset / "corpus.jsonl"
+    embedding = default_embedding()
+    embedding.get_text_embedding_batch(["warm up the model"] * 8)
+    with tempfile.TemporaryDirectory() as tmp:
+        with KnowledgeBase.open(Path(tmp) / "kb", embedding=embedding) as kb:
+            with timer() as first:
+                report = kb.ingest(corpus)
+            with timer() as again:
+                unchanged = kb.ingest(corpus)
+        chunks = [c for d in read_path(corpus).documents for c in chunk_document(d)]
+        with timer() as embed_only:
+            embedding.get_text_embedding_batch([embedding_text(c) for c in chunks])
+    passages = len(report.added)
+    figures = {
+        "passages": passages,
+        "chunks": report.chunks_embedded,
+        "ingest_seconds": round(first(), 2),
+        "embed_only_seconds": round(embed_only(), 2),
+        "passages_per_second": round(passages / first(), 1),
+        "ingest_over_embed_ratio": round(first() / embed_only(), 3),
+        "unchanged_reingest_seconds": round(again(), 3),
+        "unchanged_reingest_fraction_pct": round(100 * again() / first(), 2),
+        "unchanged_reported": len(unchanged.unchanged),
+        "failures": len(report.failed),
+    }
+    table = "\n".join(
+        [
+            "| metric | value | target |",
+            "|---|---|---|",
+            f"| passages/s | {figures['passages_per_second']} | |",
+            f"| ingest / embed-alone | {figures['ingest_over_embed_ratio']} | <= 1.25 |",
+            f"| unchanged re-ingest / first ingest | "
+            f"{figures['unchanged_reingest_fraction_pct']} % | <= 5 % |",
+            f"| first ingest | {figures['ingest_seconds']} s | |",
+            f"| embedding alone | {figures['embed_only_seconds']} s | |",
+        ]
+    )
+    write_results(out_dir, "ingest", figures, table + "\n")
+    print(table)
+    return figures

@@ -1,0 +1,191 @@
+"""Validated configuration for a knowledge base.
+
+Explicit arguments win over :meth:`KBConfig.from_env`; nothing reads ``.env`` files.
+Secrets are :class:`pydantic.SecretStr` and are never written to ``kb.json`` or logs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
+
+from llama_kb.errors import ConfigurationError
+
+DEFAULT_KB_DIR = ".llama_kb"
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ChunkingConfig(_Model):
+    """How documents are cut into chunks (characters, not tokens)."""
+
+    chunk_size: int = Field(1000, gt=0)
+    chunk_overlap: int = Field(200, ge=0)
+
+    @model_validator(mode="after")
+    def _overlap_below_size(self) -> ChunkingConfig:
+        if self.chunk_overlap >= self.chunk_size:
+            raise ValueError("chunk_overlap must be smaller than chunk_size")
+        return self
+
+
+class ChromaServerConfig(_Model):
+    """A Chroma HTTP server, used instead of the embedded ``PersistentClient``."""
+
+    host: str
+    port: int = Field(8000, gt=0, lt=65536)
+    ssl: bool = False
+    headers: dict[str, SecretStr] = Field(default_factory=dict)
+    tenant: str = "default_tenant"
+    database: str = "default_database"
+
+    @property
+    def address(self) -> str:
+        """``http(s)://host:port`` for messages."""
+        return f"{'https' if self.ssl else 'http'}://{self.host}:{self.port}"
+
+
+class Neo4jConfig(_Model):
+    """A Neo4j server used as the graph store."""
+
+    uri: str
+    username: str = "neo4j"
+    password: SecretStr
+    database: str = "neo4j"
+
+
+class FalkorDBConfig(_Model):
+    """A FalkorDB (Redis protocol) server used as the graph store."""
+
+    url: SecretStr = Field(description="e.g. redis://127.0.0.1:6379 (may carry a password)")
+    graph: str = "llama_kb"
+
+
+class RetrievalDefaults(_Model):
+    """Query-time defaults; every one can be overridden per call."""
+
+    top_k: int = Field(5, gt=0)
+    max_cost: float = Field(1.0, ge=0)
+    max_hops: int = Field(3, ge=0)
+    max_nodes: int = Field(50, gt=0)
+
+
+class KBConfig(_Model):
+    """Everything needed to open a knowledge base.
+
+    Args:
+        path: The knowledge base directory (local state: manifest, embedded stores).
+        collection: Name of the Chroma collection (and FalkorDB graph prefix).
+        chunking: Chunk size and overlap.
+        chroma: A Chroma server; ``None`` keeps vectors in ``path``.
+        neo4j: A Neo4j server for the graph; ``None`` means embedded unless ``falkordb`` is set.
+        falkordb: A FalkorDB server for the graph.
+        retrieval: Query-time defaults.
+        embed_batch_size: Texts embedded per model call during ingestion.
+    """
+
+    path: Path = Path(DEFAULT_KB_DIR)
+    collection: str = Field("llama_kb", pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{1,62}[A-Za-z0-9]$")
+    chunking: ChunkingConfig = ChunkingConfig()
+    chroma: ChromaServerConfig | None = None
+    neo4j: Neo4jConfig | None = None
+    falkordb: FalkorDBConfig | None = None
+    retrieval: RetrievalDefaults = RetrievalDefaults()
+    embed_batch_size: int = Field(64, gt=0)
+
+    @model_validator(mode="after")
+    def _one_graph_server(self) -> KBConfig:
+        if self.neo4j is not None and self.falkordb is not None:
+            raise ValueError("configure either neo4j or falkordb as the graph store, not both")
+        return self
+
+    @classmethod
+    def build(cls, **values: Any) -> KBConfig:
+        """Validate ``values`` into a config, raising :class:`ConfigurationError` on error."""
+        try:
+            return cls(**values)
+        except ValidationError as e:
+            raise ConfigurationError(_describe(e)) from e
+
+    @classmethod
+    def from_env(
+        cls, path: str | Path | None = None, env: Mapping[str, str] | None = None, **overrides: Any
+    ) -> KBConfig:
+        """Read server settings from the environment; unset variables mean embedded stores.
+
+        Recognised: ``LLAMA_KB_DIR``, ``CHROMA_HOST``, ``CHROMA_PORT``, ``CHROMA_SSL``,
+        ``CHROMA_TENANT``, ``CHROMA_DATABASE``, ``FALKORDB_URL``, ``NEO4J_URI``,
+        ``NEO4J_USERNAME``, ``NEO4J_PASSWORD``, ``NEO4J_DATABASE``.
+
+        Args:
+            path: Knowledge base directory; defaults to ``LLAMA_KB_DIR`` or ``./.llama_kb``.
+            env: Mapping to read instead of ``os.environ`` (useful in tests).
+            **overrides: Explicit values that win over the environment.
+        """
+        env = os.environ if env is None else env
+        values: dict[str, Any] = {"path": path or env.get("LLAMA_KB_DIR") or DEFAULT_KB_DIR}
+        if env.get("CHROMA_HOST"):
+            values["chroma"] = {
+                "host": env["CHROMA_HOST"],
+                "port": env.get("CHROMA_PORT", "8000"),
+                "ssl": env.get("CHROMA_SSL", "false").lower() in {"1", "true", "yes"},
+                "tenant": env.get("CHROMA_TENANT", "default_tenant"),
+                "database": env.get("CHROMA_DATABASE", "default_database"),
+            }
+        if env.get("NEO4J_URI"):
+            if not env.get("NEO4J_PASSWORD"):
+                raise ConfigurationError("NEO4J_URI is set but NEO4J_PASSWORD is not")
+            values["neo4j"] = {
+                "uri": env["NEO4J_URI"],
+                "username": env.get("NEO4J_USERNAME", "neo4j"),
+                "password": env["NEO4J_PASSWORD"],
+                "database": env.get("NEO4J_DATABASE", "neo4j"),
+            }
+        if env.get("FALKORDB_URL"):
+            values["falkordb"] = {"url": env["FALKORDB_URL"]}
+        values.update(overrides)
+        return cls.build(**values)
+
+    @classmethod
+    def from_file(cls, file: str | Path) -> KBConfig:
+        """Load a config from a JSON or YAML file (YAML needs PyYAML)."""
+        file = Path(file)
+        try:
+            text = file.read_text(encoding="utf-8")
+        except OSError as e:
+            raise ConfigurationError(f"cannot read config file {file}: {e.strerror}") from e
+        if file.suffix.lower() in {".yaml", ".yml"}:
+            try:
+                import yaml
+            except ImportError as e:
+                raise ConfigurationError(
+                    f"{file} is YAML; install PyYAML (pip install pyyaml) or use JSON"
+                ) from e
+            data = yaml.safe_load(text)
+        else:
+            try:
+                data = json.loads(text)
+            except json.JSONDecodeError as e:
+                raise ConfigurationError(f"{file} is not valid JSON: {e}") from e
+        if not isinstance(data, dict):
+            raise ConfigurationError(f"{file} must hold a mapping of settings")
+        return cls.build(**data)
+
+    def public_dict(self) -> dict[str, Any]:
+        """Settings safe to write to disk or logs: secrets are masked."""
+        return json.loads(self.model_dump_json())
+
+
+def _describe(error: ValidationError) -> str:
+    parts = []
+    for item in error.errors():
+        where = ".".join(str(p) for p in item["loc"]) or "config"
+        parts.append(f"{where}: {item['msg']}")
+    return "invalid configuration: " + "; ".join(parts)

@@ -1,0 +1,98 @@
+"""How documents, chunks and entities are laid out in the property graph.
+
+Nodes (ids are URI-like, as in seed 003):
+
+* ``doc:<doc_id>`` label ``document``, name = the document title;
+* chunk ids from the chunker, label ``text_chunk`` (LlamaIndex ``ChunkNode``), text = chunk;
+* ``entity:<name-key>`` label ``entity``, name = the entity's surface name.
+
+Relations carry a traversal cost ``weight`` in 0..1 (0 = always loaded together):
+
+* chunk ``PART_OF`` document (0.0);
+* chunk ``MENTIONS`` document or entity (0.5), property ``signal`` says how it was found
+  (``name``, ``heading``, ``llm``);
+* chunk ``LINKS_TO`` document (0.5), from a link in the source.
+
+Relations produced by LLM extractors or loaded knowledge keep their own labels and weights.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from llama_index.core.bridge.pydantic import Field
+from llama_index.core.graph_stores.types import ChunkNode, EntityNode, Relation
+
+from llama_kb.names import name_key
+from llama_kb.types import SourceDocument, TextChunk
+
+DOCUMENT = "document"
+CHUNK = "text_chunk"
+ENTITY = "entity"
+
+PART_OF = "PART_OF"
+MENTIONS = "MENTIONS"
+LINKS_TO = "LINKS_TO"
+
+MENTION_COST = 0.5
+
+
+class NamedNode(EntityNode):
+    """An ``EntityNode`` with an explicit URI-like id (LlamaIndex derives ids from names)."""
+
+    id_: str = Field(description="The node id, e.g. 'doc:...' or 'entity:...'.")
+
+    @property
+    def id(self) -> str:
+        """The node id."""
+        return self.id_
+
+
+def doc_node_id(doc_id: str) -> str:
+    """Graph id of the node standing for document ``doc_id``."""
+    return f"doc:{doc_id}"
+
+
+def entity_node_id(name: str) -> str:
+    """Graph id of the entity called ``name`` (case and punctuation insensitive)."""
+    return f"entity:{name_key(name)}"
+
+
+def document_node(doc: SourceDocument) -> NamedNode:
+    """The node for a document; its name is the title, so mentions of the title link to it."""
+    title = doc.title or doc.doc_id
+    return NamedNode(
+        id_=doc_node_id(doc.doc_id),
+        name=title,
+        label=DOCUMENT,
+        properties={"document": doc.doc_id, "source_path": doc.source_path},
+    )
+
+
+def placeholder_document_node(doc_id: str) -> NamedNode:
+    """A node for a linked-to document that is not ingested (seed 003: create missing resources)."""
+    return NamedNode(
+        id_=doc_node_id(doc_id),
+        name=doc_id,
+        label=DOCUMENT,
+        properties={"document": doc_id, "placeholder": True},
+    )
+
+
+def entity_node(name: str, **properties: Any) -> NamedNode:
+    """An entity node with a stable id derived from ``name``."""
+    return NamedNode(id_=entity_node_id(name), name=name, label=ENTITY, properties=properties)
+
+
+def chunk_node(chunk: TextChunk) -> ChunkNode:
+    """The graph node of a chunk; it carries ``doc_id`` so a document's chunks can be deleted."""
+    props = {k: v for k, v in chunk.metadata.items() if v is not None}
+    props["doc_id"] = chunk.doc_id
+    return ChunkNode(text=chunk.text, id_=chunk.chunk_id, label=CHUNK, properties=props)
+
+
+def relation(source: str, label: str, target: str, weight: float, **properties: Any) -> Relation:
+    """A relation with its traversal cost stored as the ``weight`` property."""
+    return Relation(
+        label=label, source_id=source, target_id=target, properties={"weight": weight, **properties}
+    )

@@ -1,0 +1,1 @@
+"""Ingestion: file discovery, readers for each supported format, and chunking."""

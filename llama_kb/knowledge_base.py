@@ -1,0 +1,280 @@
+"""The knowledge base: one directory, a vector store, a graph store, and ingestion."""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from llama_index.core.base.embeddings.base import BaseEmbedding
+
+from llama_kb.config import KBConfig
+from llama_kb.embeddings import embedding_fingerprint, resolve_embedding
+from llama_kb.errors import KnowledgeBaseError, QueryError
+from llama_kb.ingest.extractors import GraphExtractor, StructureExtractor
+from llama_kb.ingest.manifest import Manifest
+from llama_kb.ingest.pipeline import IngestionPipeline
+from llama_kb.query_engine import UnifiedQueryEngine
+from llama_kb.retrieval.classifier import QueryClassifier
+from llama_kb.retrieval.engine import ContextEngine
+from llama_kb.retrieval.options import validate_query
+from llama_kb.retrieval.payload import FusedContext
+from llama_kb.retriever import UnifiedContextRetriever
+from llama_kb.stores.chroma_vector import ChromaChunkStore
+from llama_kb.stores.factory import open_graph_store, open_vector_store
+from llama_kb.stores.graph import KBGraphStore
+from llama_kb.types import IngestReport, SearchHit
+
+logger = logging.getLogger(__name__)
+
+KB_FILE = "kb.json"
+KB_FORMAT = 1
+
+
+class KnowledgeBase:
+    """A knowledge base directory with its stores; use :meth:`open` to get one.
+
+    Example:
+        >>> with KnowledgeBase.open("./my_kb") as kb:  # doctest: +SKIP
+        ...     kb.ingest(["docs/"])
+        ...     hits = kb.search("how do I configure retries?")
+    """
+
+    def __init__(
+        self,
+        config: KBConfig,
+        embedding: BaseEmbedding,
+        vectors: ChromaChunkStore,
+        graph: KBGraphStore,
+        manifest: Manifest,
+        extractors: Sequence[GraphExtractor],
+    ) -> None:
+        self.config = config
+        self.embedding = embedding
+        self.vectors = vectors
+        self.graph = graph
+        self.manifest = manifest
+        self._pipeline = IngestionPipeline(
+            manifest, vectors, graph, embedding, config.chunking, extractors
+        )
+        self.engine = ContextEngine(vectors, graph, embedding, defaults=config.retrieval)
+        self._closed = False
+
+    # -- opening ----------------------------------------------------------------------
+
+    @classmethod
+    def open(
+        cls,
+        path: str | Path | None = None,
+        *,
+        config: KBConfig | None = None,
+        embedding: Any = None,
+        extractors: Sequence[GraphExtractor] | None = None,
+        create: bool = True,
+    ) -> KnowledgeBase:
+        """Create or reopen the knowledge base at ``path`` (or ``config.path``).
+
+        Args:
+            path: Knowledge base directory; overrides ``config.path``.
+            config: Settings; default: embedded stores with default chunking.
+            embedding: A LlamaIndex ``BaseEmbedding`` or LangChain ``Embeddings``;
+                default: the bundled offline all-MiniLM-L6-v2.
+            extractors: Graph extractors; default: headings and links (no LLM).
+            create: Create the directory when missing; with ``False`` a missing
+                knowledge base raises :class:`KnowledgeBaseError`.
+
+        Raises:
+            KnowledgeBaseError: The directory is not a knowledge base, or was built with
+                an embedding of another dimension.
+        """
+        config = config or KBConfig()
+        if path is not None:
+            config = config.model_copy(update={"path": Path(path)})
+        root = config.path.expanduser()
+        embed = resolve_embedding(embedding)
+        meta = _check_directory(root, create)
+        dimension = _dimension(embed)
+        if meta is None:
+            root.mkdir(parents=True, exist_ok=True)
+            meta = {
+                "format": KB_FORMAT,
+                "created_at": time.time(),
+                "embedding": {**embedding_fingerprint(embed), "dimension": dimension},
+                "chunking": config.chunking.model_dump(),
+            }
+            (root / KB_FILE).write_text(json.dumps(meta, indent=2), encoding="utf-8")
+        else:
+            _check_embedding(root, meta, embed, dimension)
+        vectors = open_vector_store(config, root)
+        graph = open_graph_store(config, root)
+        manifest = Manifest(root / "manifest.sqlite")
+        chosen = [StructureExtractor()] if extractors is None else list(extractors)
+        return cls(config, embed, vectors, graph, manifest, chosen)
+
+    @classmethod
+    def from_env(cls, path: str | Path | None = None, **kwargs: Any) -> KnowledgeBase:
+        """Open with servers taken from the environment (see :meth:`KBConfig.from_env`)."""
+        return cls.open(config=KBConfig.from_env(path), **kwargs)
+
+    def close(self) -> None:
+        """Release the stores; the knowledge base stays on disk."""
+        if self._closed:
+            return
+        self._closed = True
+        self.manifest.close()
+        self.graph.close()
+
+    def __enter__(self) -> KnowledgeBase:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"KnowledgeBase(path={str(self.config.path)!r})"
+
+    # -- ingestion --------------------------------------------------------------------
+
+    def ingest(
+        self,
+        paths: str | Path | Sequence[str | Path],
+        *,
+        include: Sequence[str] = (),
+        exclude: Sequence[str] = (),
+        prune: bool = False,
+        show_progress: bool = False,
+    ) -> IngestReport:
+        """Add, update or (with ``prune``) remove documents; unchanged files cost nothing.
+
+        Args:
+            paths: Files and/or directories (searched recursively).
+            include: Glob patterns a file must match (relative to its directory argument).
+            exclude: Glob patterns that skip a file.
+            prune: Also delete documents whose source file no longer exists.
+            show_progress: Show a progress bar.
+
+        Returns:
+            What was added, updated, unchanged, removed, and what failed (with reasons).
+        """
+        if isinstance(paths, str | Path):
+            paths = [paths]
+        return self._pipeline.run(
+            paths, include=include, exclude=exclude, prune=prune, show_progress=show_progress
+        )
+
+    def remove(self, doc_ids: Sequence[str]) -> list[str]:
+        """Delete documents by id; returns the ids that existed."""
+        known = list(self.manifest.documents_by_id(doc_ids))
+        self._pipeline.remove_documents(known)
+        return known
+
+    # -- queries ----------------------------------------------------------------------
+
+    def search(
+        self, query: str, top_k: int = 5, filters: dict[str, Any] | None = None
+    ) -> list[SearchHit]:
+        """Plain dense retrieval: the ``top_k`` chunks closest to ``query``, best first."""
+        query = validate_query(query)
+        if top_k <= 0:
+            raise QueryError(f"top_k must be a positive integer, got {top_k}")
+        vector = self.embedding.get_query_embedding(query)
+        return self.vectors.query(vector, top_k, filters)
+
+    def retrieve(self, query: str, **options: Any) -> FusedContext:
+        """Unified retrieval: chunks and graph facts, routed and fused.
+
+        Args:
+            query: The question or keywords.
+            **options: ``top_k``, ``min_score``, ``filters``, ``route``, ``max_cost``,
+                ``max_hops``, ``max_nodes``, ``max_facts``, ``strict``
+                (see :meth:`ContextEngine.retrieve`).
+        """
+        return self.engine.retrieve(query, **options)
+
+    async def aretrieve(self, query: str, **options: Any) -> FusedContext:
+        """Async :meth:`retrieve`."""
+        return await self.engine.aretrieve(query, **options)
+
+    def set_classifier(self, classifier: QueryClassifier) -> None:
+        """Route queries with ``classifier`` (e.g. ``LLMClassifier(llm)``)."""
+        self.engine.classifier = classifier
+
+    def as_retriever(self, include_facts: bool = True, **options: Any) -> UnifiedContextRetriever:
+        """A LlamaIndex retriever over this knowledge base (options become its defaults)."""
+        return UnifiedContextRetriever(self.engine, include_facts=include_facts, **options)
+
+    def as_query_engine(self, llm: Any = None, **options: Any) -> UnifiedQueryEngine:
+        """A LlamaIndex query engine; without ``llm`` it returns the rendered context."""
+        return UnifiedQueryEngine(retriever=self.as_retriever(**options), llm=llm)
+
+    def stats(self) -> dict[str, Any]:
+        """Counts of sources, documents, chunks, graph nodes and relations."""
+        counts = self.manifest.counts()
+        return {
+            "path": str(self.config.path),
+            **counts,
+            "vectors": self.vectors.count(),
+            "graph_nodes": self.graph.count_nodes(),
+            "graph_relations": self.graph.count_relations(),
+            "entities": self.graph.count_nodes("entity"),
+            "embedding": self.embedding.model_name,
+        }
+
+
+def _check_directory(root: Path, create: bool) -> dict[str, Any] | None:
+    marker = root / KB_FILE
+    if root.exists() and not root.is_dir():
+        raise KnowledgeBaseError(f"{root} is a file, not a knowledge base directory")
+    if marker.is_file():
+        try:
+            meta = json.loads(marker.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as e:
+            raise KnowledgeBaseError(f"{marker} is unreadable or corrupt: {e}") from e
+        if not isinstance(meta, dict) or meta.get("format") != KB_FORMAT:
+            raise KnowledgeBaseError(f"{marker} is not a llama-kb format {KB_FORMAT} file")
+        return meta
+    if root.is_dir() and any(root.iterdir()):
+        raise KnowledgeBaseError(
+            f"{root} is not a llama-kb knowledge base (no {KB_FILE}); "
+            "choose an empty or new directory"
+        )
+    if not create:
+        raise KnowledgeBaseError(
+            f"no knowledge base at {root}; create one with `llama-kb ingest PATH --kb {root}`"
+        )
+    return None
+
+
+def _dimension(embedding: BaseEmbedding) -> int:
+    dimension = getattr(embedding, "dimension", None)
+    if isinstance(dimension, int):
+        return dimension
+    return len(embedding.get_text_embedding("dimension probe"))
+
+
+def _check_embedding(
+    root: Path, meta: dict[str, Any], embedding: BaseEmbedding, dimension: int
+) -> None:
+    stored = meta.get("embedding", {})
+    if stored.get("dimension") != dimension:
+        raise KnowledgeBaseError(
+            f"{root} was built with embedding {stored.get('model_name')!r} of dimension "
+            f"{stored.get('dimension')}, but the embedding given ({embedding.model_name!r}) has "
+            f"dimension {dimension}; open it with the same embedding or use a new directory"
+        )
+    if stored.get("model_name") != embedding.model_name:
+        logger.warning(
+            "%s was built with embedding %r; now using %r (same dimension)",
+            root,
+            stored.get("model_name"),
+            embedding.model_name,
+        )

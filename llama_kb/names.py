@@ -1,0 +1,129 @@
+"""Entity names: normalisation, aliases, and finding known names in text.
+
+Used at ingestion (link chunks to the names already in the graph) and at query time
+(link the question to graph nodes). Matching is on word tokens (punctuation ignored, so
+"A. J. Mintu" matches "A J Mintu"), leftmost-longest, without overlaps. Strictness keeps
+generic words from linking: a one-word name must match with its exact case and start with
+a capital or a digit ("Red" never matches "red"); a longer name matches in any case
+(questions are often Title Cased) if the matched span has a capitalised word or a digit.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+_TOKEN = re.compile(r"\w+", re.UNICODE)
+_TRAILING_PAREN = re.compile(r"\s*\([^()]*\)\s*$")
+
+
+def fold(text: str) -> str:
+    """Case- and accent-insensitive form of ``text`` (for keys and comparisons)."""
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(c for c in decomposed if not unicodedata.combining(c)).casefold()
+
+
+def tokens(text: str) -> list[str]:
+    """Word tokens of ``text``, punctuation dropped."""
+    return _TOKEN.findall(text)
+
+
+def name_key(name: str) -> str:
+    """A stable key: folded tokens joined by ``-`` (``"Sleep, My Love"`` -> ``sleep-my-love``)."""
+    return "-".join(fold(t) for t in tokens(name))
+
+
+def aliases(name: str) -> list[str]:
+    """Surface forms a name is found by: itself, and without a trailing ``(...)`` qualifier."""
+    forms = [name.strip()]
+    bare = _TRAILING_PAREN.sub("", name).strip()
+    if bare and bare != forms[0]:
+        forms.append(bare)
+    return forms
+
+
+@dataclass(frozen=True)
+class Mention:
+    """A known name found in a text."""
+
+    node_id: str
+    surface: str
+    start: int
+    end: int
+
+
+class NameMatcher:
+    """Finds known names in text: a token trie, longest match wins, no overlaps."""
+
+    def __init__(self) -> None:
+        self._trie: dict[str, dict] = {}
+        self._size = 0
+
+    def __len__(self) -> int:
+        return self._size
+
+    def add(self, name: str, node_id: str) -> None:
+        """Register ``name`` (and its aliases) as a way to mention ``node_id``."""
+        for form in aliases(name):
+            toks = tokens(form)
+            if not toks or (len(toks) == 1 and not _capitalised(toks[0])):
+                continue  # a lower-case single word is a common noun, not a name
+            node = self._trie
+            for tok in toks:
+                node = node.setdefault(fold(tok), {})
+            targets = node.setdefault("", {})
+            if node_id not in targets:
+                targets[node_id] = toks if len(toks) == 1 else None
+                self._size += 1
+
+    def add_all(self, names: Iterable[tuple[str, str]]) -> NameMatcher:
+        """Register many ``(name, node_id)`` pairs; returns self."""
+        for name, node_id in names:
+            self.add(name, node_id)
+        return self
+
+    def find(self, text: str) -> list[Mention]:
+        """Every known name in ``text``, leftmost-longest, as :class:`Mention` (one per node)."""
+        return list(self._iter(text))
+
+    def _iter(self, text: str) -> Iterator[Mention]:
+        if not self._trie:
+            return
+        words = list(_TOKEN.finditer(text))
+        folded = [fold(m.group()) for m in words]
+        i = 0
+        while i < len(words):
+            node = self._trie
+            best: tuple[int, list[str]] | None = None
+            j = i
+            while j < len(words) and folded[j] in node:
+                node = node[folded[j]]
+                j += 1
+                if "" in node:
+                    accepted = [
+                        node_id
+                        for node_id, exact in node[""].items()
+                        if self._accepts(words[i:j], exact)
+                    ]
+                    if accepted:
+                        best = (j, accepted)
+            if best is None:
+                i += 1
+                continue
+            end, accepted = best
+            start_char, end_char = words[i].start(), words[end - 1].end()
+            for node_id in accepted:
+                yield Mention(node_id, text[start_char:end_char], start_char, end_char)
+            i = end
+
+    @staticmethod
+    def _accepts(span: list[re.Match[str]], exact: list[str] | None) -> bool:
+        if exact is not None:  # one-word name: exact case
+            return span[0].group() == exact[0]
+        return any(_capitalised(m.group()) for m in span)
+
+
+def _capitalised(word: str) -> bool:
+    return word[0].isupper() or word[0].isdigit()

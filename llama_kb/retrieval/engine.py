@@ -1,0 +1,397 @@
+"""The unified retrieval engine: classify, dispatch, refine, fuse (framework-neutral).
+
+Per query:
+
+1. link names in the query to graph nodes and classify it (semantic / factual / hybrid);
+2. query the vector store (dense) and the lexical index; for graph routes, read facts around
+   the query's entities — in the async path these run concurrently;
+3. rank chunks: *semantic* fuses dense and BM25 ranks (RRF); *factual* and *hybrid* run a
+   Personalized PageRank over the chunk–name graph seeded by the query's entities (and, for
+   hybrid, by the top hits), then add a small share of the dense+BM25 score;
+4. refine (hybrid): the documents of the top chunks seed a second graph deep-dive;
+5. return a :class:`FusedContext` with both kinds of context, provenance and a trace.
+
+A failing backend degrades the result (named in ``trace["degraded"]``) unless ``strict``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+from llama_index.core.base.embeddings.base import BaseEmbedding
+
+from llama_kb.config import RetrievalDefaults
+from llama_kb.errors import LlamaKBError, QueryError
+from llama_kb.retrieval.classifier import HeuristicClassifier, QueryClassifier
+from llama_kb.retrieval.facts import graph_facts
+from llama_kb.retrieval.index import IndexSnapshot, RetrievalIndex, top_rows
+from llama_kb.retrieval.options import RetrievalOptions, validate_query
+from llama_kb.retrieval.payload import Classification, Fact, FusedContext
+from llama_kb.stores.chroma_vector import ChromaChunkStore
+from llama_kb.stores.graph import KBGraphStore
+from llama_kb.types import Route, SearchHit
+
+logger = logging.getLogger(__name__)
+
+RRF_K = 60
+LEXICAL_SHARE = 0.5
+HIT_SEEDS = 10
+HIT_SEED_MASS = 0.3
+HIT_TEMPERATURE = 0.05
+BASE_SHARE = 0.03
+REFINE_FROM_TOP = 3
+
+
+@dataclass
+class _Plan:
+    """State of one query between steps."""
+
+    query: str
+    options: RetrievalOptions
+    started: float
+    snapshot: IndexSnapshot | None = None
+    mask: np.ndarray | None = None
+    entity_ids: list[str] = field(default_factory=list)
+    classification: Classification | None = None
+    trace: dict[str, Any] = field(default_factory=dict)
+    degraded: list[str] = field(default_factory=list)
+
+
+class ContextEngine:
+    """Framework-neutral unified retrieval over a vector store and a graph store.
+
+    Args:
+        vectors: Chunk vector store.
+        graph: Graph store.
+        embedding: Embeds queries (must match the stored vectors).
+        classifier: Routes queries; default :class:`HeuristicClassifier`.
+        defaults: Default query options.
+    """
+
+    def __init__(
+        self,
+        vectors: ChromaChunkStore,
+        graph: KBGraphStore,
+        embedding: BaseEmbedding,
+        classifier: QueryClassifier | None = None,
+        defaults: RetrievalDefaults | None = None,
+    ) -> None:
+        self.vectors = vectors
+        self.graph = graph
+        self.embedding = embedding
+        self.classifier = classifier or HeuristicClassifier()
+        self.defaults = defaults or RetrievalDefaults()
+        self.index = RetrievalIndex(vectors, graph)
+
+    # -- public -----------------------------------------------------------------------
+
+    def retrieve(self, query: str, **options: Any) -> FusedContext:
+        """Retrieve fused context for ``query``.
+
+        Args:
+            query: The question or keywords.
+            **options: ``top_k``, ``min_score`` (on the fused score), ``filters``
+                (``{"field": value or [values]}``), ``route`` (force one),
+                ``max_cost`` / ``max_hops`` / ``max_nodes`` (graph traversal budget),
+                ``max_facts``, ``strict`` (raise instead of degrading).
+
+        Raises:
+            QueryError: Empty query or invalid options.
+            BackendError: A backend failed and ``strict`` is set.
+        """
+        plan = self._plan(query, options)
+        if plan.snapshot is not None and not plan.snapshot.chunk_ids:
+            return self._empty(plan)
+        dense = self._dense(plan)
+        lexical = self._lexical(plan)
+        facts = self._facts(plan, plan.entity_ids)
+        return self._finish(plan, dense, lexical, facts)
+
+    async def aretrieve(self, query: str, **options: Any) -> FusedContext:
+        """Async :meth:`retrieve`: vector and graph work run concurrently in threads."""
+        plan = await asyncio.to_thread(self._plan, query, options)
+        if plan.snapshot is not None and not plan.snapshot.chunk_ids:
+            return self._empty(plan)
+        dense, lexical, facts = await asyncio.gather(
+            asyncio.to_thread(self._dense, plan),
+            asyncio.to_thread(self._lexical, plan),
+            asyncio.to_thread(self._facts, plan, plan.entity_ids),
+        )
+        return await asyncio.to_thread(self._finish, plan, dense, lexical, facts)
+
+    # -- steps ------------------------------------------------------------------------
+
+    def _plan(self, query: str, options: dict[str, Any]) -> _Plan:
+        plan = _Plan(
+            validate_query(query),
+            RetrievalOptions.build(self.defaults, **options),
+            time.perf_counter(),
+        )
+        started = time.perf_counter()
+        try:
+            plan.snapshot = self.index.snapshot()
+        except Exception as e:
+            self._degrade(plan, "index", e)
+        plan.trace["index_ms"] = _ms(started)
+        snapshot = plan.snapshot
+        if snapshot is not None and snapshot.chunk_ids and plan.options.filters:
+            unknown = set(plan.options.filters) - snapshot.metadata_keys
+            if unknown:
+                raise QueryError(
+                    f"unknown filter field(s) {sorted(unknown)}; known fields: "
+                    f"{', '.join(sorted(snapshot.metadata_keys))}"
+                )
+            plan.mask = snapshot.rows_matching(plan.options.filters)
+        started = time.perf_counter()
+        mentions = snapshot.link(plan.query) if snapshot is not None else []
+        plan.entity_ids = [m.node_id for m in mentions]
+        plan.trace["linked_entities"] = (
+            [
+                {
+                    "id": m.node_id,
+                    "name": snapshot.names.get(m.node_id, m.node_id),
+                    "surface": m.surface,
+                }
+                for m in mentions
+            ]
+            if snapshot is not None
+            else []
+        )
+        plan.trace["linking_ms"] = _ms(started)
+        started = time.perf_counter()
+        names = [snapshot.names.get(i, i) for i in plan.entity_ids] if snapshot else []
+        if plan.options.route is not None:
+            plan.classification = Classification(
+                plan.options.route, 1.0, "route given by the caller", method="override"
+            )
+        else:
+            plan.classification = self.classifier(plan.query, names)
+        plan.trace["classifier"] = {**plan.classification.to_dict(), "ms": _ms(started, 4)}
+        return plan
+
+    def _dense(self, plan: _Plan) -> list[SearchHit]:
+        started = time.perf_counter()
+        try:
+            vector = self.embedding.get_query_embedding(plan.query)
+            hits = self.vectors.query(vector, _candidates(plan.options.top_k), plan.options.filters)
+        except Exception as e:
+            self._degrade(plan, "vector", e)
+            hits = []
+        plan.trace.setdefault("retrievers", {})["vector"] = {"hits": len(hits), "ms": _ms(started)}
+        return hits
+
+    def _lexical(self, plan: _Plan) -> np.ndarray | None:
+        if plan.snapshot is None:
+            return None
+        started = time.perf_counter()
+        scores = plan.snapshot.bm25.scores(plan.query)
+        plan.trace.setdefault("retrievers", {})["bm25"] = {
+            "hits": int((scores > 0).sum()),
+            "ms": _ms(started),
+        }
+        return scores
+
+    def _facts(self, plan: _Plan, seeds: Sequence[str]) -> list[Fact]:
+        assert plan.classification is not None
+        if plan.snapshot is None or plan.classification.label is Route.SEMANTIC or not seeds:
+            return []
+        started = time.perf_counter()
+        opts = plan.options
+        try:
+            facts = graph_facts(
+                self.graph,
+                plan.snapshot,
+                seeds,
+                opts.max_cost,
+                opts.max_hops,
+                opts.max_nodes,
+                opts.max_facts,
+            )
+        except Exception as e:
+            self._degrade(plan, "graph", e)
+            facts = []
+        timing = plan.trace.setdefault("retrievers", {}).setdefault("facts", {"ms": 0.0})
+        timing["ms"] = round(timing["ms"] + _ms(started), 3)
+        return facts
+
+    def _finish(
+        self, plan: _Plan, dense: list[SearchHit], lexical: np.ndarray | None, facts: list[Fact]
+    ) -> FusedContext:
+        assert plan.classification is not None
+        route = plan.classification.label
+        snapshot = plan.snapshot
+        if snapshot is None:
+            hits = dense[: plan.options.top_k]
+            hits = [replace(h, ranks={"vector": i}) for i, h in enumerate(hits, 1)]
+        elif route is Route.SEMANTIC:
+            hits = self._rank_semantic(plan, snapshot, dense, lexical)
+        else:
+            hits = self._rank_graph(plan, snapshot, dense, lexical)
+        refined: list[str] = []
+        if route is Route.HYBRID and snapshot is not None:
+            refined = [
+                snapshot.doc_node_of_row[snapshot.row_of[h.chunk_id]]
+                for h in hits[:REFINE_FROM_TOP]
+                if h.chunk_id in snapshot.row_of
+            ]
+            refined = [e for e in dict.fromkeys(refined) if e not in plan.entity_ids]
+            facts = _merge_facts(facts, self._facts(plan, refined), plan.options.max_facts)
+        if plan.options.min_score is not None:
+            hits = [h for h in hits if h.score >= plan.options.min_score]
+        plan.trace["refined_entities"] = refined
+        plan.trace["total_ms"] = _ms(plan.started)
+        if plan.degraded:
+            plan.trace["degraded"] = plan.degraded
+        names = snapshot.names if snapshot is not None else {}
+        entity_ids = list(dict.fromkeys(plan.entity_ids + refined))
+        return FusedContext(
+            query=plan.query,
+            route=route,
+            unstructured=hits,
+            structured_facts=facts,
+            entities=[names.get(e, e) for e in entity_ids],
+            trace=plan.trace,
+        )
+
+    # -- ranking ----------------------------------------------------------------------
+
+    def _rank_semantic(
+        self,
+        plan: _Plan,
+        snapshot: IndexSnapshot,
+        dense: list[SearchHit],
+        lexical: np.ndarray | None,
+    ) -> list[SearchHit]:
+        """Reciprocal rank fusion of dense and BM25 rankings."""
+        depth = _candidates(plan.options.top_k)
+        ranks: dict[str, dict[str, int]] = {}
+        for rank, hit in enumerate(dense, 1):
+            ranks.setdefault(hit.chunk_id, {})["vector"] = rank
+        if lexical is not None:
+            positive = np.where(lexical > 0, lexical, -np.inf)
+            for rank, row in enumerate(top_rows(positive, depth, plan.mask), 1):
+                ranks.setdefault(snapshot.chunk_ids[row], {})["bm25"] = rank
+        fused = {c: sum(1.0 / (RRF_K + r) for r in rs.values()) for c, rs in ranks.items()}
+        order = sorted(fused, key=lambda c: (-fused[c], c))[: plan.options.top_k]
+        return [self._hit(snapshot, c, fused[c], ranks[c]) for c in order]
+
+    def _rank_graph(
+        self,
+        plan: _Plan,
+        snapshot: IndexSnapshot,
+        dense: list[SearchHit],
+        lexical: np.ndarray | None,
+    ) -> list[SearchHit]:
+        """PPR over the chunk–name graph seeded by entities (and hits), plus a base share."""
+        n = len(snapshot.chunk_ids)
+        dense_scores = np.zeros(n)
+        if dense:
+            floor = min(h.score for h in dense)
+            dense_scores[:] = floor
+            for hit in dense:
+                row = snapshot.row_of.get(hit.chunk_id)
+                if row is not None:
+                    dense_scores[row] = hit.score
+        base = (1 - LEXICAL_SHARE) * _minmax(dense_scores)
+        if lexical is not None:
+            base += LEXICAL_SHARE * _minmax(lexical)
+        name_seeds = snapshot.graph.name_vector(plan.entity_ids)
+        use_hits = plan.classification.label is Route.HYBRID or not name_seeds.any()
+        chunk_seeds = np.zeros(n)
+        if use_hits:
+            top = np.asarray(top_rows(base, HIT_SEEDS, plan.mask), dtype=int)
+            if top.size:
+                weights = np.exp((base[top] - base[top].max()) / HIT_TEMPERATURE)
+                mass = HIT_SEED_MASS if name_seeds.any() else 1.0
+                chunk_seeds[top] = mass * weights / weights.sum()
+        started = time.perf_counter()
+        walk = snapshot.graph.personalized_pagerank(chunk_seeds, name_seeds)
+        plan.trace.setdefault("retrievers", {})["graph"] = {
+            "seeds": {
+                "entities": int((name_seeds > 0).sum()),
+                "hits": int((chunk_seeds > 0).sum()),
+            },
+            "ms": _ms(started),
+        }
+        peak = walk.max()
+        final = (walk / peak if peak > 0 else walk) + BASE_SHARE * base
+        order = top_rows(final, plan.options.top_k, plan.mask)
+        dense_rank = {h.chunk_id: i for i, h in enumerate(dense, 1)}
+        lexical_rank = _rank_of(lexical, plan.mask) if lexical is not None else {}
+        graph_rank = {row: i for i, row in enumerate(top_rows(walk, len(order) * 4, plan.mask), 1)}
+        hits = []
+        for row in order:
+            chunk_id = snapshot.chunk_ids[row]
+            ranks = {"graph": graph_rank.get(row, 0)}
+            if chunk_id in dense_rank:
+                ranks["vector"] = dense_rank[chunk_id]
+            if row in lexical_rank:
+                ranks["bm25"] = lexical_rank[row]
+            hits.append(self._hit(snapshot, chunk_id, float(final[row]), ranks))
+        return hits
+
+    @staticmethod
+    def _hit(
+        snapshot: IndexSnapshot, chunk_id: str, score: float, ranks: dict[str, int]
+    ) -> SearchHit:
+        row = snapshot.row_of[chunk_id]
+        meta = snapshot.metadata[row]
+        return SearchHit(
+            chunk_id=chunk_id,
+            doc_id=str(meta.get("doc_id", "")),
+            text=snapshot.texts[row],
+            score=score,
+            metadata=dict(meta),
+            ranks=ranks,
+        )
+
+    # -- helpers ----------------------------------------------------------------------
+
+    def _empty(self, plan: _Plan) -> FusedContext:
+        assert plan.classification is not None
+        plan.trace["total_ms"] = _ms(plan.started)
+        plan.trace["empty_knowledge_base"] = True
+        return FusedContext(query=plan.query, route=plan.classification.label, trace=plan.trace)
+
+    @staticmethod
+    def _degrade(plan: _Plan, backend: str, error: Exception) -> None:
+        if plan.options.strict:
+            if isinstance(error, LlamaKBError):
+                raise error
+            raise LlamaKBError(f"{backend} backend failed: {error}") from error
+        logger.warning("%s backend failed, continuing without it: %s", backend, error)
+        plan.degraded.append(f"{backend}: {type(error).__name__}: {error}")
+
+
+def _candidates(top_k: int) -> int:
+    return max(100, 4 * top_k)
+
+
+def _minmax(scores: np.ndarray) -> np.ndarray:
+    low, high = float(scores.min()), float(scores.max())
+    return (scores - low) / (high - low) if high > low else np.zeros_like(scores)
+
+
+def _rank_of(scores: np.ndarray, mask: np.ndarray | None, depth: int = 100) -> dict[int, int]:
+    positive = np.where(scores > 0, scores, -np.inf)
+    return {row: i for i, row in enumerate(top_rows(positive, depth, mask), 1)}
+
+
+def _merge_facts(first: list[Fact], second: list[Fact], limit: int) -> list[Fact]:
+    seen: dict[tuple[str, str, str], Fact] = {}
+    for fact in first + second:
+        key = (fact.subject_id, fact.predicate, fact.object_id)
+        if key not in seen or fact.path_cost < seen[key].path_cost:
+            seen[key] = fact
+    ordered = sorted(seen.values(), key=lambda f: (f.path_cost, f.hops, f.subject, f.object))
+    return ordered[:limit]
+
+
+def _ms(started: float, digits: int = 3) -> float:
+    return round((time.perf_counter() - started) * 1000, digits)

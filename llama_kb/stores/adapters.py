@@ -1,0 +1,180 @@
+"""Adapt any LlamaIndex ``PropertyGraphStore`` to what llama-kb needs (:class:`KBGraphStore`).
+
+Used by ``UnifiedContextRetriever.from_indexes`` for a user's existing ``PropertyGraphIndex``
+(e.g. on ``SimplePropertyGraphStore``). Everything goes through the LlamaIndex API, so it
+works on any store but reads relations with ``get_triplets``; the embedded SQLite store
+and the server stores implement the protocol natively and are returned unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
+
+from llama_index.core.graph_stores.types import (
+    EntityNode,
+    LabelledNode,
+    PropertyGraphStore,
+    Relation,
+)
+
+from llama_kb.stores.graph import KBGraphStore
+from llama_kb.stores.traversal import Adjacency, Direction, TraversalStep, cost_bounded_search
+
+KNOWN_RELATIONS = ("MENTIONS", "PART_OF", "LINKS_TO")
+
+
+def adapt_graph_store(store: Any) -> KBGraphStore:
+    """``store`` itself when it already is a :class:`KBGraphStore`, else an adapter."""
+    if isinstance(store, KBGraphStore):
+        return store
+    if not isinstance(store, PropertyGraphStore):
+        raise TypeError(f"expected a LlamaIndex PropertyGraphStore, got {type(store).__name__}")
+    return PropertyGraphAdapter(store)
+
+
+class PropertyGraphAdapter:
+    """A :class:`KBGraphStore` over a plain LlamaIndex ``PropertyGraphStore``.
+
+    ``revision`` counts writes made through this adapter; call :meth:`touch` after writing
+    to the underlying store directly so retrievers rebuild their index.
+    """
+
+    def __init__(self, store: PropertyGraphStore) -> None:
+        self.store = store
+        self._revision = 0
+
+    @property
+    def revision(self) -> int:
+        """Writes seen through this adapter."""
+        return self._revision
+
+    def touch(self) -> None:
+        """Declare that the underlying store changed."""
+        self._revision += 1
+
+    def upsert_nodes(self, nodes: Sequence[LabelledNode]) -> None:
+        """Insert or update nodes."""
+        self.store.upsert_nodes(list(nodes))
+        self.touch()
+
+    def upsert_relations(self, relations: list[Relation]) -> None:
+        """Insert or update relations."""
+        self.store.upsert_relations(relations)
+        self.touch()
+
+    def delete(
+        self,
+        entity_names: list[str] | None = None,
+        relation_names: list[str] | None = None,
+        properties: dict | None = None,
+        ids: list[str] | None = None,
+    ) -> None:
+        """Delete matching nodes."""
+        if entity_names or relation_names or properties or ids:
+            self.store.delete(entity_names, relation_names, properties, ids)
+            self.touch()
+
+    def delete_by_property(self, key: str, value: Any) -> int:
+        """Delete nodes whose property ``key`` equals ``value``."""
+        matches = [n.id for n in self.store.get(properties={key: value})]
+        if matches:
+            self.delete(ids=matches)
+        return len(matches)
+
+    def delete_orphan_entities(self, label: str = "entity") -> int:
+        """Delete nodes of ``label`` that no relation touches."""
+        linked = {n for s, t, _, _ in self.iter_relations() for n in (s, t)}
+        orphans = [n.id for n in self.store.get() if n.label == label and n.id not in linked]
+        if orphans:
+            self.delete(ids=orphans)
+        return len(orphans)
+
+    def named_nodes(
+        self, labels: Iterable[str] | None = None, ids: Iterable[str] | None = None
+    ) -> list[tuple[str, str, str]]:
+        """``(id, name, label)`` of named (non-chunk) nodes."""
+        wanted = None if labels is None else set(labels)
+        nodes = self.store.get(ids=list(ids)) if ids is not None else self.store.get()
+        return [
+            (n.id, n.name, n.label)
+            for n in nodes
+            if isinstance(n, EntityNode) and (wanted is None or n.label in wanted)
+        ]
+
+    def nodes_with_incoming(self, ids: Iterable[str]) -> set[str]:
+        """Those of ``ids`` that some relation points to."""
+        wanted = set(ids)
+        return {t for _, t, _, _ in self.iter_relations() if t in wanted}
+
+    def iter_relations(
+        self, relation_types: Iterable[str] | None = None
+    ) -> Iterator[tuple[str, str, str, float]]:
+        """Relations as ``(source, target, type, weight)``.
+
+        Without ``relation_types`` only llama-kb's own and LlamaIndex's ``MENTIONS`` types
+        are listed, because ``get_triplets`` needs a filter.
+        """
+        types = list(relation_types) if relation_types is not None else list(KNOWN_RELATIONS)
+        for _, rel, _ in self.store.get_triplets(relation_names=types):
+            yield rel.source_id, rel.target_id, rel.label, _weight(rel)
+
+    def traverse(
+        self,
+        start_ids: Iterable[str],
+        max_cost: float = 1.0,
+        max_hops: int = 3,
+        max_nodes: int = 100,
+        relation_types: Iterable[str] | None = None,
+        direction: Direction = "both",
+    ) -> list[TraversalStep]:
+        """Cost-bounded traversal (see :mod:`llama_kb.stores.traversal`)."""
+        types = None if relation_types is None else list(relation_types)
+        relations: dict[Any, Relation] = {}
+
+        def load(ids: list[str], adjacency: Adjacency) -> None:
+            for node_id in ids:
+                adjacency[node_id] = []
+            for _, rel, _ in self.store.get_triplets(ids=ids):
+                if (types is not None and rel.label not in types) or rel.source_id == rel.target_id:
+                    continue
+                key = (rel.source_id, rel.label, rel.target_id)
+                relations[key] = rel
+                if direction != "in" and rel.source_id in adjacency:
+                    adjacency[rel.source_id].append((_weight(rel), rel.target_id, rel.label, key))
+                if direction != "out" and rel.target_id in adjacency:
+                    adjacency[rel.target_id].append((_weight(rel), rel.source_id, rel.label, key))
+            for node_id in ids:
+                adjacency[node_id].sort()
+
+        def existing(ids: set[str]) -> set[str]:
+            return {n.id for n in self.store.get(ids=list(ids))}
+
+        return cost_bounded_search(
+            start_ids,
+            load,
+            lambda _keys: relations,
+            existing,
+            max_cost,
+            max_hops,
+            max_nodes,
+            relation_types=types,
+            direction=direction,
+        )
+
+    def count_nodes(self, label: str | None = None) -> int:
+        """Number of nodes (of ``label``)."""
+        return sum(1 for n in self.store.get() if label is None or n.label == label)
+
+    def count_relations(self, relation_type: str | None = None) -> int:
+        """Number of relations (of ``relation_type``) among the listed types."""
+        types = None if relation_type is None else [relation_type]
+        return sum(1 for _ in self.iter_relations(types))
+
+    def close(self) -> None:
+        """Nothing to release; the user owns the store."""
+
+
+def _weight(rel: Relation) -> float:
+    value = rel.properties.get("weight", 1.0)
+    return float(value) if isinstance(value, int | float) else 1.0

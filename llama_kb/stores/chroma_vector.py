@@ -1,0 +1,180 @@
+"""Chunk storage and dense search over Chroma, through LlamaIndex's ``ChromaVectorStore``."""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from llama_index.core.schema import NodeRelationship, RelatedNodeInfo, TextNode
+from llama_index.core.vector_stores.types import (
+    FilterOperator,
+    MetadataFilter,
+    MetadataFilters,
+    VectorStoreQuery,
+)
+from llama_index.vector_stores.chroma import ChromaVectorStore
+
+from llama_kb.errors import BackendError
+from llama_kb.types import SearchHit, TextChunk
+
+logger = logging.getLogger(__name__)
+
+_PAGE = 1000
+
+
+def chroma_settings() -> Any:
+    """Chroma client settings for llama-kb: no telemetry, so nothing leaves the machine."""
+    from chromadb.config import Settings
+
+    return Settings(anonymized_telemetry=False, allow_reset=False)
+
+
+def open_collection(client: Any, name: str) -> Any:
+    """Get or create ``name`` with cosine distance and *no* embedding function.
+
+    Chroma's default embedding function downloads a model; llama-kb always passes vectors.
+    """
+    return client.get_or_create_collection(
+        name, embedding_function=None, metadata={"hnsw:space": "cosine"}
+    )
+
+
+def embedded_client(path: Path) -> Any:
+    """A persistent, file-backed Chroma client rooted at ``path``."""
+    import chromadb
+
+    return chromadb.PersistentClient(path=str(path), settings=chroma_settings())
+
+
+class ChromaChunkStore:
+    """Stores :class:`TextChunk` vectors and answers dense queries.
+
+    Args:
+        vector_store: A LlamaIndex ``ChromaVectorStore``; anything built on it (a
+            ``VectorStoreIndex``) sees the same chunks.
+    """
+
+    def __init__(self, vector_store: ChromaVectorStore) -> None:
+        self.vector_store = vector_store
+
+    @classmethod
+    def from_collection(cls, collection: Any) -> ChromaChunkStore:
+        """Wrap an existing Chroma collection."""
+        return cls(ChromaVectorStore(chroma_collection=collection))
+
+    @property
+    def collection(self) -> Any:
+        """The underlying Chroma collection."""
+        return self.vector_store.client
+
+    def add(self, chunks: Sequence[TextChunk], embeddings: Sequence[Sequence[float]]) -> None:
+        """Add chunks with their vectors (ids are the chunk ids)."""
+        if not chunks:
+            return
+        nodes = [_to_node(c, e) for c, e in zip(chunks, embeddings, strict=True)]
+        self.vector_store.add(nodes)
+
+    def delete_documents(self, doc_ids: Sequence[str]) -> None:
+        """Delete every chunk of each document id."""
+        for doc_id in doc_ids:
+            self.vector_store.delete(ref_doc_id=doc_id)
+
+    def count(self) -> int:
+        """Number of stored chunks."""
+        return int(self.collection.count())
+
+    def query(
+        self,
+        embedding: Sequence[float],
+        top_k: int,
+        filters: dict[str, Any] | None = None,
+    ) -> list[SearchHit]:
+        """Nearest chunks to ``embedding``, best first, scored by cosine similarity."""
+        if self.count() == 0:
+            return []
+        query = VectorStoreQuery(
+            query_embedding=list(embedding),
+            similarity_top_k=top_k,
+            filters=to_metadata_filters(filters),
+        )
+        try:
+            result = self.vector_store.query(query)
+        except Exception as e:  # chromadb raises bare exceptions for server faults
+            raise BackendError(f"Chroma query failed: {e}") from e
+        hits = []
+        for node, similarity in zip(result.nodes or [], result.similarities or [], strict=False):
+            meta = clean_metadata(node.metadata)
+            hits.append(
+                SearchHit(
+                    chunk_id=node.node_id,
+                    doc_id=str(meta.get("doc_id", node.ref_doc_id or "")),
+                    text=node.get_content(),
+                    # ChromaVectorStore reports exp(-distance); cosine distance = 1 - cos.
+                    score=1.0 + math.log(similarity) if similarity > 0 else -1.0,
+                    metadata=meta,
+                )
+            )
+        return hits
+
+    def iter_chunks(self, page_size: int = _PAGE) -> Iterator[tuple[str, str, dict[str, Any]]]:
+        """Every stored chunk as ``(chunk_id, text, metadata)``, in pages."""
+        offset = 0
+        while True:
+            page = self.collection.get(
+                include=["documents", "metadatas"], limit=page_size, offset=offset
+            )
+            ids = page["ids"]
+            if not ids:
+                return
+            for chunk_id, text, meta in zip(ids, page["documents"], page["metadatas"], strict=True):
+                yield chunk_id, text or "", clean_metadata(meta or {})
+            offset += len(ids)
+
+    def get_chunks(self, chunk_ids: Sequence[str]) -> dict[str, tuple[str, dict[str, Any]]]:
+        """Text and metadata of the given chunk ids that exist."""
+        if not chunk_ids:
+            return {}
+        page = self.collection.get(ids=list(chunk_ids), include=["documents", "metadatas"])
+        return {
+            i: (t or "", clean_metadata(m or {}))
+            for i, t, m in zip(page["ids"], page["documents"], page["metadatas"], strict=True)
+        }
+
+
+_INTERNAL_KEYS = frozenset({"document_id", "ref_doc_id"})
+
+
+def clean_metadata(metadata: Any) -> dict[str, Any]:
+    """Chunk metadata without LlamaIndex's bookkeeping keys (``_node_content``, ...)."""
+    return {
+        k: v for k, v in dict(metadata).items() if not k.startswith("_") and k not in _INTERNAL_KEYS
+    }
+
+
+def to_metadata_filters(filters: dict[str, Any] | None) -> MetadataFilters | None:
+    """``{"field": value}`` (equality) or ``{"field": [a, b]}`` (any of) as LlamaIndex filters."""
+    if not filters:
+        return None
+    items = []
+    for key, value in filters.items():
+        if isinstance(value, list | tuple | set):
+            items.append(MetadataFilter(key=key, value=list(value), operator=FilterOperator.IN))
+        else:
+            items.append(MetadataFilter(key=key, value=value, operator=FilterOperator.EQ))
+    return MetadataFilters(filters=items)
+
+
+def _to_node(chunk: TextChunk, embedding: Sequence[float]) -> TextNode:
+    node = TextNode(
+        id_=chunk.chunk_id,
+        text=chunk.text,
+        metadata=dict(chunk.metadata),
+        embedding=list(embedding),
+        excluded_embed_metadata_keys=list(chunk.metadata),
+        excluded_llm_metadata_keys=list(chunk.metadata),
+    )
+    node.relationships[NodeRelationship.SOURCE] = RelatedNodeInfo(node_id=chunk.doc_id)
+    return node
