@@ -12,15 +12,21 @@ from benchmarks._common import DEFAULT_DATASET
 def main() -> None:
     """Parse arguments and run one benchmark."""
     parser = argparse.ArgumentParser(prog="python -m benchmarks")
-    parser.add_argument("benchmark", choices=["ingest"])
+    parser.add_argument("benchmark", choices=["ingest", "retrieval"])
     parser.add_argument("--dataset", type=Path, default=DEFAULT_DATASET)
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results"))
+    parser.add_argument("--kb", type=Path, help="knowledge base to (re)use for retrieval")
+    parser.add_argument("--limit", type=int, help="only the first N questions")
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
     if args.benchmark == "ingest":
         from benchmarks import ingest_bench
 
         ingest_bench.run(args.dataset, args.out)
+    elif args.benchmark == "retrieval":
+        from benchmarks import retrieval_bench
+
+        retrieval_bench.run(args.dataset, args.out, kb_dir=args.kb, limit=args.limit)
 
 
 if __name__ == "__main__":

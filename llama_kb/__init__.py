@@ -24,6 +24,11 @@ from llama_kb.ingest.extractors import (
     StructureExtractor,
 )
 from llama_kb.knowledge_base import KnowledgeBase
+from llama_kb.query_engine import UnifiedQueryEngine
+from llama_kb.retrieval.classifier import HeuristicClassifier, LLMClassifier, QueryClassifier
+from llama_kb.retrieval.engine import ContextEngine
+from llama_kb.retrieval.payload import Classification, Fact, FusedContext
+from llama_kb.retriever import UnifiedContextRetriever
 from llama_kb.stores.sqlite_graph import SQLitePropertyGraphStore
 from llama_kb.types import IngestFailure, IngestReport, Route, SearchHit
 
@@ -33,25 +38,34 @@ __all__ = [
     "BackendError",
     "BackendUnavailable",
     "ChunkingConfig",
+    "Classification",
     "ConfigurationError",
+    "ContextEngine",
     "DocumentError",
     "EmbeddingError",
+    "Fact",
+    "FusedContext",
     "GraphExtractor",
     "GraphFragment",
+    "HeuristicClassifier",
     "IngestFailure",
     "IngestReport",
     "KBConfig",
     "KnowledgeBase",
     "KnowledgeBaseError",
+    "LLMClassifier",
     "LlamaIndexExtractor",
     "LlamaKBError",
     "MissingDependencyError",
     "NotSupportedError",
     "OnnxMiniLMEmbedding",
+    "QueryClassifier",
     "QueryError",
     "Route",
     "SQLitePropertyGraphStore",
     "SearchHit",
     "StructureExtractor",
+    "UnifiedContextRetriever",
+    "UnifiedQueryEngine",
     "default_embedding",
 ]

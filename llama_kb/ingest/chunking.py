@@ -149,9 +149,9 @@ def chunk_document(
         ``chunk_id`` depends only on ``doc_id`` and ``chunk_index``; ``content_hash`` is the
         SHA-256 of the chunk text. ``metadata`` merges the document's and the segment's
         metadata with ``doc_id``, ``source_path``, ``chunk_index``, ``start_char`` (offset in
-        the segment), ``content_hash`` and ``title`` (when the document has one); values are str, int, float
-        or bool (``heading_path`` becomes ``"Top > Sub"``, other lists and dicts JSON text,
-        ``None`` values are dropped).
+        the segment), ``content_hash`` and ``title`` (when the document has one); values are
+        str, int, float or bool (``heading_path`` becomes ``"Top > Sub"``, other lists and
+        dicts JSON text, ``None`` values are dropped).
 
     Raises:
         ConfigurationError: ``chunk_size`` is not positive or ``chunk_overlap`` is not in

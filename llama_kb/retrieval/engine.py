@@ -29,7 +29,7 @@ from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_kb.config import RetrievalDefaults
 from llama_kb.errors import LlamaKBError, QueryError
 from llama_kb.retrieval.classifier import HeuristicClassifier, QueryClassifier
-from llama_kb.retrieval.facts import graph_facts
+from llama_kb.retrieval.facts import graph_facts, merge_facts
 from llama_kb.retrieval.index import IndexSnapshot, RetrievalIndex, top_rows
 from llama_kb.retrieval.options import RetrievalOptions, validate_query
 from llama_kb.retrieval.payload import Classification, Fact, FusedContext
@@ -241,7 +241,7 @@ class ContextEngine:
                 if h.chunk_id in snapshot.row_of
             ]
             refined = [e for e in dict.fromkeys(refined) if e not in plan.entity_ids]
-            facts = _merge_facts(facts, self._facts(plan, refined), plan.options.max_facts)
+            facts = merge_facts(facts, self._facts(plan, refined), plan.options.max_facts)
         if plan.options.min_score is not None:
             hits = [h for h in hits if h.score >= plan.options.min_score]
         plan.trace["refined_entities"] = refined
@@ -370,7 +370,8 @@ class ContextEngine:
 
 
 def _candidates(top_k: int) -> int:
-    return max(100, 4 * top_k)
+    """Dense and lexical candidates to fuse: enough for the hit seeds and the final top_k."""
+    return max(top_k, 10)
 
 
 def _minmax(scores: np.ndarray) -> np.ndarray:
@@ -381,16 +382,6 @@ def _minmax(scores: np.ndarray) -> np.ndarray:
 def _rank_of(scores: np.ndarray, mask: np.ndarray | None, depth: int = 100) -> dict[int, int]:
     positive = np.where(scores > 0, scores, -np.inf)
     return {row: i for i, row in enumerate(top_rows(positive, depth, mask), 1)}
-
-
-def _merge_facts(first: list[Fact], second: list[Fact], limit: int) -> list[Fact]:
-    seen: dict[tuple[str, str, str], Fact] = {}
-    for fact in first + second:
-        key = (fact.subject_id, fact.predicate, fact.object_id)
-        if key not in seen or fact.path_cost < seen[key].path_cost:
-            seen[key] = fact
-    ordered = sorted(seen.values(), key=lambda f: (f.path_cost, f.hops, f.subject, f.object))
-    return ordered[:limit]
 
 
 def _ms(started: float, digits: int = 3) -> float:

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
+
+from llama_index.core.graph_stores.types import Relation
 
 from llama_kb import graph_model as gm
 from llama_kb.retrieval.index import IndexSnapshot
 from llama_kb.retrieval.payload import Fact
+from llama_kb.stores.traversal import COST_EPSILON
 
 
 def graph_facts(
@@ -21,43 +24,70 @@ def graph_facts(
 ) -> list[Fact]:
     """Facts along the relations reached from ``seeds`` within the cost budget (seed 003).
 
-    A chunk endpoint is shown as its document (``PART_OF`` edges themselves are not facts),
-    and the chunk id is kept in ``source_ids``. Facts are deduplicated, nearest first.
+    Besides the edges the traversal followed, relations *between* reached nodes count too
+    (e.g. a direct link between two seeds), costed from their cheaper endpoint. A chunk
+    endpoint is shown as its document (``PART_OF`` edges are not facts) and the chunk id
+    is kept in ``source_ids``. Facts are deduplicated, nearest first.
     """
     if not seeds:
         return []
     steps = graph.traverse(list(seeds), max_cost=max_cost, max_hops=max_hops, max_nodes=max_nodes)
-    merged: dict[tuple[str, str, str], Fact] = {}
+    reached: dict[str, tuple[float, int]] = {s: (0.0, 0) for s in seeds}
+    candidates: list[tuple[Relation, float, int]] = []
     for step in steps:
-        relation = step.relation
+        reached.setdefault(step.target, (step.path_cost, step.hops))
+        candidates.append((step.relation, step.path_cost, step.hops))
+    for relation in graph.relations_among(list(reached)):
+        cost, hops = min(reached[relation.source_id], reached[relation.target_id])
+        cost += float(relation.properties.get("weight", 1.0))
+        if cost <= max_cost + COST_EPSILON:
+            candidates.append((relation, cost, hops + 1))
+    return merge_facts(list(_to_facts(snapshot, candidates)), [], limit)
+
+
+def merge_facts(first: Sequence[Fact], second: Sequence[Fact], limit: int) -> list[Fact]:
+    """Deduplicate facts by (subject, predicate, object), nearest first, at most ``limit``."""
+    merged = _merge([*first, *second])
+    return sorted(merged, key=lambda f: (f.path_cost, f.hops, f.subject, f.predicate, f.object))[
+        :limit
+    ]
+
+
+def _to_facts(
+    snapshot: IndexSnapshot, candidates: Iterable[tuple[Relation, float, int]]
+) -> Iterable[Fact]:
+    for relation, cost, hops in candidates:
         if relation.label == gm.PART_OF:
             continue
         subject_id, subject_source = _display_node(snapshot, relation.source_id)
         object_id, object_source = _display_node(snapshot, relation.target_id)
         if subject_id == object_id:
             continue
-        key = (subject_id, relation.label, object_id)
-        sources = tuple(s for s in (subject_source, object_source) if s)
+        yield Fact(
+            subject=snapshot.names.get(subject_id, subject_id),
+            predicate=relation.label,
+            object=snapshot.names.get(object_id, object_id),
+            subject_id=subject_id,
+            object_id=object_id,
+            source_ids=tuple(s for s in (subject_source, object_source) if s),
+            path_cost=round(cost, 6),
+            hops=hops,
+        )
+
+
+def _merge(facts: Iterable[Fact]) -> list[Fact]:
+    """One fact per (subject, predicate, object): the cheapest, with every source id."""
+    merged: dict[tuple[str, str, str], Fact] = {}
+    for fact in facts:
+        key = (fact.subject_id, fact.predicate, fact.object_id)
         previous = merged.get(key)
-        if previous is None or step.path_cost < previous.path_cost:
-            merged[key] = Fact(
-                subject=snapshot.names.get(subject_id, subject_id),
-                predicate=relation.label,
-                object=snapshot.names.get(object_id, object_id),
-                subject_id=subject_id,
-                object_id=object_id,
-                source_ids=_union(previous.source_ids if previous else (), sources),
-                path_cost=round(step.path_cost, 6),
-                hops=step.hops,
-            )
-        else:
-            merged[key] = Fact(
-                **{**previous.__dict__, "source_ids": _union(previous.source_ids, sources)}
-            )
-    ordered = sorted(
-        merged.values(), key=lambda f: (f.path_cost, f.hops, f.subject, f.predicate, f.object)
-    )
-    return ordered[:limit]
+        if previous is None:
+            merged[key] = fact
+            continue
+        best = fact if fact.path_cost < previous.path_cost else previous
+        sources = tuple(dict.fromkeys(previous.source_ids + fact.source_ids))
+        merged[key] = Fact(**{**best.__dict__, "source_ids": sources})
+    return list(merged.values())
 
 
 def _display_node(snapshot: IndexSnapshot, node_id: str) -> tuple[str, str | None]:
@@ -66,7 +96,3 @@ def _display_node(snapshot: IndexSnapshot, node_id: str) -> tuple[str, str | Non
     if row is None:
         return node_id, None
     return snapshot.doc_node_of_row[row], node_id
-
-
-def _union(first: tuple[str, ...], second: tuple[str, ...]) -> tuple[str, ...]:
-    return tuple(dict.fromkeys(first + second))

@@ -1,7 +1,8 @@
 """An in-memory snapshot of the stores for query-time work: BM25, name graph, name matcher.
 
-Built lazily on the first query and rebuilt when the graph store's revision or the
-number of stored chunks changes, so queries never see a stale index after ingestion.
+Built lazily on the first query and rebuilt when the graph store's revision changes.
+Every ingestion batch writes chunk nodes to the graph, so the revision moves whenever
+chunks change (in this process or another), and queries never see a stale index.
 """
 
 from __future__ import annotations
@@ -71,11 +72,21 @@ class RetrievalIndex:
         self.graph = graph
         self._lock = threading.Lock()
         self._snapshot: IndexSnapshot | None = None
-        self._version: tuple[int, int] | None = None
+        self._version: int | None = None
 
     def snapshot(self) -> IndexSnapshot:
-        """The current snapshot, rebuilt first if the stores changed."""
-        version = (self.graph.revision, self.vectors.count())
+        """The current snapshot, rebuilt first if the stores changed.
+
+        If a store cannot even say whether it changed (a server is down), the last
+        snapshot is served as is, so retrieval degrades instead of failing.
+        """
+        try:
+            version = self.graph.revision
+        except Exception:
+            if self._snapshot is None:
+                raise
+            logger.warning("a store is unreachable; serving the last retrieval index")
+            return self._snapshot
         with self._lock:
             if self._snapshot is None or version != self._version:
                 started = time.perf_counter()

@@ -27,12 +27,17 @@ _SPARSE_FROM = 20_000
 
 @dataclass(frozen=True)
 class NameGraph:
-    """Row-stochastic transitions between chunks (rows of the index) and name nodes."""
+    """Row-stochastic transitions between chunks (rows of the index) and name nodes.
+
+    The transposes are kept too: PPR multiplies by them every step.
+    """
 
     name_ids: tuple[str, ...]
     name_index: dict[str, int]
     chunk_to_name: sp.csr_matrix
     name_to_chunk: sp.csr_matrix
+    into_chunks: sp.csr_matrix
+    into_names: sp.csr_matrix
 
     @property
     def n_chunks(self) -> int:
@@ -73,7 +78,14 @@ class NameGraph:
         chunk_to_name = _row_normalise(either @ sp.diags(idf))
         name_to_chunk = _row_normalise((title_pull * titles + mentions).T.tocsr())
         names = tuple(sorted(name_index, key=name_index.__getitem__))
-        return cls(names, name_index, chunk_to_name, name_to_chunk)
+        return cls(
+            names,
+            name_index,
+            chunk_to_name,
+            name_to_chunk,
+            name_to_chunk.T.tocsr(),
+            chunk_to_name.T.tocsr(),
+        )
 
     def personalized_pagerank(
         self,
@@ -97,8 +109,8 @@ class NameGraph:
         rank_c, rank_n = seed_c.copy(), seed_n.copy()
         restart = 1.0 - damping
         for _ in range(max_iter):
-            next_c = restart * seed_c + damping * (self.name_to_chunk.T @ rank_n)
-            next_n = restart * seed_n + damping * (self.chunk_to_name.T @ rank_c)
+            next_c = restart * seed_c + damping * (self.into_chunks @ rank_n)
+            next_n = restart * seed_n + damping * (self.into_names @ rank_c)
             delta = np.abs(next_c - rank_c).sum() + np.abs(next_n - rank_n).sum()
             rank_c, rank_n = next_c, next_n
             if delta < tol:

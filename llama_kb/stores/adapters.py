@@ -107,6 +107,15 @@ class PropertyGraphAdapter:
         wanted = set(ids)
         return {t for _, t, _, _ in self.iter_relations() if t in wanted}
 
+    def relations_among(self, ids: Iterable[str]) -> list[Relation]:
+        """Relations whose source and target are both in ``ids``."""
+        wanted = set(ids)
+        return [
+            rel
+            for _, rel, _ in self.store.get_triplets(ids=list(wanted))
+            if rel.source_id in wanted and rel.target_id in wanted
+        ]
+
     def iter_relations(
         self, relation_types: Iterable[str] | None = None
     ) -> Iterator[tuple[str, str, str, float]]:

@@ -93,8 +93,6 @@ class ChromaChunkStore:
         filters: dict[str, Any] | None = None,
     ) -> list[SearchHit]:
         """Nearest chunks to ``embedding``, best first, scored by cosine similarity."""
-        if self.count() == 0:
-            return []
         query = VectorStoreQuery(
             query_embedding=list(embedding),
             similarity_top_k=top_k,

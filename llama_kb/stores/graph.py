@@ -52,6 +52,10 @@ class KBGraphStore(Protocol):
         """Those of ``ids`` that some relation points to."""
         ...
 
+    def relations_among(self, ids: Iterable[str]) -> list[Relation]:
+        """Relations whose source and target are both in ``ids``."""
+        ...
+
     def iter_relations(
         self, relation_types: Iterable[str] | None = None
     ) -> Iterator[tuple[str, str, str, float]]:

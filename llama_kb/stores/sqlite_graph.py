@@ -729,6 +729,20 @@ class SQLitePropertyGraphStore(PropertyGraphStore):
                 )
         return found
 
+    def relations_among(self, ids: Iterable[str]) -> list[Relation]:
+        """Relations whose source and target are both in ``ids`` (at most ~900 ids)."""
+        nodes = _unique(ids)[:_BATCH]
+        if not nodes:
+            return []
+        marks = _marks(nodes)
+        with self._read() as conn:
+            rows = conn.execute(
+                "SELECT source_uri, target_uri, relation_type, weight, metadata FROM relations "
+                f"WHERE source_uri IN ({marks}) AND target_uri IN ({marks}) ORDER BY id",
+                [*nodes, *nodes],
+            ).fetchall()
+        return [_relation_from_row(*row) for row in rows]
+
     def iter_relations(
         self, relation_types: Iterable[str] | None = None
     ) -> Iterator[tuple[str, str, str, float]]:

@@ -1,0 +1,173 @@
+"""Multi-hop retrieval quality and latency on a dataset in the 2Wiki JSONL layout.
+
+Modes: ``bm25`` (lexical only), ``vector`` (``kb.search``), ``graph`` (route forced to
+factual: PPR from the question's entities), ``hybrid`` (route forced to hybrid) and
+``unified`` (``kb.retrieve`` with automatic routing). Recall@k counts gold passages among
+the top-k *distinct documents*.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter, defaultdict
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from benchmarks._common import median, percentile, read_jsonl, timer, write_results
+from llama_kb import KnowledgeBase, default_embedding
+from llama_kb.retrieval.index import top_rows
+
+KS = (2, 5, 10)
+DEPTH = 10
+MODES = ("bm25", "vector", "graph", "hybrid", "unified")
+
+
+def run(
+    dataset: Path, out_dir: Path, kb_dir: Path | None = None, limit: int | None = None
+) -> dict[str, Any]:
+    """Ingest ``dataset/corpus.jsonl`` (incrementally into ``kb_dir``) and score every mode."""
+    questions = read_jsonl(dataset / "questions.jsonl")[:limit]
+    kb_dir = kb_dir or out_dir / f"kb-{dataset.name}"
+    embedding = default_embedding()
+    with KnowledgeBase.open(kb_dir, embedding=embedding) as kb:
+        with timer() as ingest_time:
+            report = kb.ingest(dataset / "corpus.jsonl", show_progress=True)
+        kb.retrieve("warm up the retrieval index", top_k=1)
+        results = {mode: _score_mode(kb, mode, questions) for mode in MODES}
+        paired = _paired_latency(kb, questions)
+    figures: dict[str, Any] = {
+        "dataset": dataset.name,
+        "questions": len(questions),
+        "ingest": {
+            "seconds": round(ingest_time(), 1),
+            "added": len(report.added),
+            "unchanged": len(report.unchanged),
+        },
+        "modes": results,
+        "latency_ratio_unified_vs_vector": paired,
+    }
+    table = _markdown(figures)
+    write_results(out_dir, f"retrieval-{dataset.name}", figures, table)
+    print(table)
+    return figures
+
+
+def _retriever(kb: KnowledgeBase, mode: str) -> Callable[[str], tuple[list[str], str, float]]:
+    """``question -> (ranked doc ids, route, classifier ms)`` for ``mode``."""
+    depth = DEPTH * 3
+    if mode == "bm25":
+
+        def bm25(q: str) -> tuple[list[str], str, float]:
+            snapshot = kb.engine.index.snapshot()
+            rows = top_rows(snapshot.bm25.scores(q), depth)
+            return [str(snapshot.metadata[r].get("doc_id")) for r in rows], "lexical", 0.0
+
+        return bm25
+    if mode == "vector":
+        return lambda q: ([h.doc_id for h in kb.search(q, top_k=depth)], "vector", 0.0)
+    route = {"graph": "factual", "hybrid": "hybrid", "unified": None}[mode]
+
+    def unified(q: str) -> tuple[list[str], str, float]:
+        context = kb.retrieve(q, top_k=depth, route=route)
+        return (
+            [h.doc_id for h in context.unstructured],
+            context.route.value,
+            context.trace["classifier"]["ms"],
+        )
+
+    return unified
+
+
+def _score_mode(kb: KnowledgeBase, mode: str, questions: list[dict[str, Any]]) -> dict[str, Any]:
+    retrieve = _retriever(kb, mode)
+    recalls: dict[int, list[float]] = {k: [] for k in KS}
+    all_gold: list[float] = []
+    by_type: dict[str, dict[int, list[float]]] = defaultdict(lambda: {k: [] for k in KS})
+    latencies: list[float] = []
+    classifier_ms: list[float] = []
+    routes: Counter[str] = Counter()
+    for question in questions:
+        started = time.perf_counter()
+        ranked, route, classify_ms = retrieve(question["question"])
+        latencies.append((time.perf_counter() - started) * 1000)
+        classifier_ms.append(classify_ms)
+        routes[route] += 1
+        docs = list(dict.fromkeys(ranked))
+        gold = set(question["supporting_ids"])
+        for k in KS:
+            recall = len(gold & set(docs[:k])) / len(gold)
+            recalls[k].append(recall)
+            by_type[question.get("type", "all")][k].append(recall)
+        all_gold.append(float(gold <= set(docs[:5])))
+    pct = lambda xs: round(100 * sum(xs) / max(len(xs), 1), 1)  # noqa: E731
+    return {
+        **{f"R@{k}": pct(recalls[k]) for k in KS},
+        "all_gold@5": pct(all_gold),
+        "by_type": {t: {f"R@{k}": pct(v[k]) for k in KS} for t, v in sorted(by_type.items())},
+        "routes": dict(routes),
+        "latency_ms": {
+            "median": round(median(latencies), 2),
+            "p95": round(percentile(latencies, 0.95), 2),
+        },
+        "classifier_ms_median": round(median(classifier_ms), 4),
+    }
+
+
+def _paired_latency(kb: KnowledgeBase, questions: list[dict[str, Any]]) -> dict[str, float]:
+    """``kb.retrieve`` vs ``kb.search`` (top 5, query embedding included), timed alternately
+    per question so that machine noise hits both sides alike."""
+    search_ms: list[float] = []
+    retrieve_ms: list[float] = []
+    for question in questions:
+        text = question["question"]
+        for sink, call in ((search_ms, kb.search), (retrieve_ms, kb.retrieve)):
+            started = time.perf_counter()
+            call(text, top_k=5)
+            sink.append((time.perf_counter() - started) * 1000)
+    return {
+        "search_median_ms": round(median(search_ms), 2),
+        "retrieve_median_ms": round(median(retrieve_ms), 2),
+        "search_p95_ms": round(percentile(search_ms, 0.95), 2),
+        "retrieve_p95_ms": round(percentile(retrieve_ms, 0.95), 2),
+        "median": round(median(retrieve_ms) / median(search_ms), 2),
+        "p95": round(percentile(retrieve_ms, 0.95) / percentile(search_ms, 0.95), 2),
+    }
+
+
+def _markdown(figures: dict[str, Any]) -> str:
+    modes = figures["modes"]
+    lines = [
+        f"Dataset `{figures['dataset']}`, {figures['questions']} questions; ingest "
+        f"{figures['ingest']['seconds']} s ({figures['ingest']['added']} added, "
+        f"{figures['ingest']['unchanged']} unchanged).",
+        "",
+        "| mode | R@2 | R@5 | R@10 | all-gold@5 | median ms | p95 ms | routes |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for mode, r in modes.items():
+        routes = ", ".join(f"{k} {v}" for k, v in sorted(r["routes"].items()))
+        lines.append(
+            f"| {mode} | {r['R@2']} | {r['R@5']} | {r['R@10']} | {r['all_gold@5']} | "
+            f"{r['latency_ms']['median']} | {r['latency_ms']['p95']} | {routes} |"
+        )
+    types = sorted(next(iter(modes.values()))["by_type"])
+    lines += [
+        "",
+        "R@5 by question type:",
+        "",
+        "| mode | " + " | ".join(types) + " |",
+        "|---|" + "---|" * len(types),
+    ]
+    for mode, r in modes.items():
+        lines.append(f"| {mode} | " + " | ".join(str(r["by_type"][t]["R@5"]) for t in types) + " |")
+    ratio = figures["latency_ratio_unified_vs_vector"]
+    lines += [
+        "",
+        f"Latency, top 5, query embedding included, timed alternately: `kb.retrieve` median "
+        f"{ratio['retrieve_median_ms']} ms / p95 {ratio['retrieve_p95_ms']} ms; `kb.search` "
+        f"median {ratio['search_median_ms']} ms / p95 {ratio['search_p95_ms']} ms; ratio "
+        f"median {ratio['median']}x, p95 {ratio['p95']}x. Heuristic classifier median "
+        f"{modes['unified']['classifier_ms_median']} ms/query.",
+    ]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,216 @@
+"""The unified retrieval engine through kb.retrieve / kb.aretrieve on the example documents."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from llama_kb import KnowledgeBase, QueryError, Route
+from llama_kb import graph_model as gm
+from llama_kb.errors import BackendError
+
+
+def doc(docs_dir: Path, name: str) -> str:
+    return (docs_dir / name).resolve().as_posix()
+
+
+def test_semantic_route_fuses_vector_and_bm25(example_kb: KnowledgeBase, docs_dir: Path):
+    context = example_kb.retrieve("Explain how interrupted runs are resumed", top_k=3)
+    assert context.route is Route.SEMANTIC
+    assert context.trace["classifier"]["method"] == "heuristic"
+    assert "explain" in context.trace["classifier"]["reason"]
+    top = context.unstructured[0]
+    assert top.doc_id == doc(docs_dir, "ingestion-pipeline.md")
+    assert set(top.ranks) <= {"vector", "bm25"} and top.ranks
+    assert context.structured_facts == []
+
+
+def test_factual_route_returns_graph_facts(example_kb: KnowledgeBase, docs_dir: Path):
+    context = example_kb.retrieve(
+        "What is the relationship between the Graph Updater and the Document Interpreter?"
+    )
+    assert context.route is Route.FACTUAL
+    assert {"Graph Updater", "Document Interpreter"} <= set(context.entities)
+    facts = {(f.subject, f.predicate, f.object) for f in context.structured_facts}
+    assert ("Graph Updater", gm.MENTIONS, "Document Interpreter") in facts
+    fact = next(f for f in context.structured_facts if f.subject == "Graph Updater")
+    assert fact.source_ids and fact.path_cost <= 1.0
+    assert context.unstructured[0].doc_id in {
+        doc(docs_dir, "graph-updater.md"),
+        doc(docs_dir, "document-interpreter.md"),
+    }
+    assert "graph" in context.unstructured[0].ranks
+
+
+def test_facts_respect_the_cost_budget(example_kb: KnowledgeBase):
+    query = "What is the relationship between the Graph Updater and the Document Interpreter?"
+    near = example_kb.retrieve(query, max_cost=0.5)
+    far = example_kb.retrieve(query, max_cost=1.0)
+    assert all(f.path_cost <= 0.5 for f in near.structured_facts)
+    assert len(far.structured_facts) >= len(near.structured_facts)
+    assert example_kb.retrieve(query, max_cost=0.0).structured_facts == [] or all(
+        f.path_cost == 0.0 for f in example_kb.retrieve(query, max_cost=0.0).structured_facts
+    )
+    assert len(example_kb.retrieve(query, max_nodes=1).structured_facts) <= 1
+
+
+def test_hybrid_route_refines_from_top_chunks(example_kb: KnowledgeBase, docs_dir: Path):
+    context = example_kb.retrieve("Describe what the Vector Indexer does", top_k=4)
+    assert context.route is Route.HYBRID
+    refined = context.trace["refined_entities"]
+    linked = [e["id"] for e in context.trace["linked_entities"]]
+    assert refined and not set(refined) & set(linked)  # new seeds came from the chunks
+    assert context.unstructured[0].doc_id == doc(docs_dir, "vector-indexer.md")
+    assert context.structured_facts
+    graph = context.trace["retrievers"]["graph"]["seeds"]
+    assert graph["entities"] >= 1 and graph["hits"] >= 1
+
+
+def test_route_override_and_trace(example_kb: KnowledgeBase):
+    context = example_kb.retrieve("Vector Indexer", route="factual")
+    assert context.route is Route.FACTUAL
+    assert context.trace["classifier"]["method"] == "override"
+    for key in ("linked_entities", "retrievers", "total_ms", "classifier"):
+        assert key in context.trace
+
+
+def test_fused_chunks_are_unique_and_best_first(example_kb: KnowledgeBase):
+    for route in ("semantic", "factual", "hybrid"):
+        context = example_kb.retrieve("Graph Updater relations weight", top_k=6, route=route)
+        ids = [h.chunk_id for h in context.unstructured]
+        scores = [h.score for h in context.unstructured]
+        assert len(ids) == len(set(ids))
+        assert scores == sorted(scores, reverse=True)
+        facts = [(f.subject_id, f.predicate, f.object_id) for f in context.structured_facts]
+        assert len(facts) == len(set(facts))
+
+
+def test_to_dict_is_json_and_render_labels_both_kinds(example_kb: KnowledgeBase):
+    context = example_kb.retrieve("Describe the Graph Updater and how it relates to owners")
+    data = json.loads(json.dumps(context.to_dict()))
+    assert data["route"] == context.route.value
+    assert {"unstructured", "structured_facts", "entities", "trace"} <= set(data)
+    rendered = context.render()
+    assert "General description" in rendered and "Specific facts and relationships" in rendered
+
+
+def test_min_score_and_filters(example_kb: KnowledgeBase, docs_dir: Path):
+    target = doc(docs_dir, "team.txt")
+    context = example_kb.retrieve("Who leads which team?", filters={"doc_id": target})
+    assert context.unstructured and {h.doc_id for h in context.unstructured} == {target}
+    high = example_kb.retrieve("Who leads which team?", min_score=10.0)
+    assert high.unstructured == []
+    with pytest.raises(QueryError, match="unknown filter field"):
+        example_kb.retrieve("anything", filters={"no_such_field": 1})
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"route": "telepathic"}, "unknown route"),
+        ({"top_k": 0}, "top_k"),
+        ({"top_k": -3}, "top_k"),
+        ({"max_cost": -1}, "must not be negative"),
+        ({"surprise": True}, "unknown retrieval option"),
+        ({"filters": "doc_id=1"}, "filters must be a mapping"),
+    ],
+)
+def test_invalid_options(example_kb: KnowledgeBase, options: dict, message: str):
+    with pytest.raises(QueryError, match=message):
+        example_kb.retrieve("Graph Updater", **options)
+
+
+@pytest.mark.parametrize("query", ["", "  \n ", None])
+def test_empty_query(example_kb: KnowledgeBase, query):
+    with pytest.raises(QueryError):
+        example_kb.retrieve(query)
+
+
+def test_very_long_query_is_truncated_not_refused(example_kb: KnowledgeBase):
+    context = example_kb.retrieve("Graph Updater " * 5000, top_k=2)
+    assert len(context.query) <= 8000 and context.unstructured
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "MATCH (n) DETACH DELETE n",
+        "'); DROP TABLE nodes; --",
+        'Graph Updater"}) RETURN n //',
+        ".*[(?<=]\\d+$^",
+        "{$where: 'sleep(1000)'}",
+    ],
+)
+def test_metacharacters_are_harmless(example_kb: KnowledgeBase, query: str):
+    before = example_kb.stats()
+    for route in ("semantic", "factual", "hybrid"):
+        example_kb.retrieve(query, route=route)
+    assert example_kb.stats() == before
+
+
+def test_empty_knowledge_base(kb: KnowledgeBase):
+    context = kb.retrieve("Who directed Sleep, My Love?")
+    assert context.unstructured == [] and context.structured_facts == []
+    assert context.trace["empty_knowledge_base"] is True
+
+
+def test_knowledge_base_sees_new_documents_without_restart(
+    example_kb: KnowledgeBase, tmp_path: Path
+):
+    example_kb.retrieve("warm the index")
+    note = tmp_path / "zebra.md"
+    note.write_text("# Zebra Protocol\n\nThe Zebra Protocol syncs the Graph Updater nightly.")
+    example_kb.ingest(note)
+    context = example_kb.retrieve("What is the Zebra Protocol?")
+    assert context.unstructured[0].doc_id == note.resolve().as_posix()
+
+
+async def test_async_matches_sync(example_kb: KnowledgeBase):
+    query = "How is the Graph Updater related to the Document Interpreter?"
+    sync = example_kb.retrieve(query)
+    concurrent = await example_kb.aretrieve(query)
+    assert [h.chunk_id for h in concurrent.unstructured] == [h.chunk_id for h in sync.unstructured]
+    assert concurrent.structured_facts == sync.structured_facts
+
+
+def _fail(name: str):
+    def fail(*args, **kwargs):
+        raise BackendError(f"{name} failed: connection refused")
+
+    return fail
+
+
+def test_graph_failure_degrades_to_vector_results(example_kb: KnowledgeBase, monkeypatch):
+    query = "How is the Graph Updater related to the Document Interpreter?"
+    example_kb.retrieve(query)  # the index snapshot is built while the graph works
+    monkeypatch.setattr(example_kb.graph, "traverse", _fail("traverse"))
+    context = example_kb.retrieve(query)
+    assert context.unstructured and context.structured_facts == []
+    assert any(d.startswith("graph:") for d in context.degraded)
+    with pytest.raises(BackendError, match="traverse failed"):
+        example_kb.retrieve(query, strict=True)
+
+
+def test_vector_failure_degrades_to_graph_and_lexical(example_kb: KnowledgeBase, monkeypatch):
+    query = "How is the Graph Updater related to the Document Interpreter?"
+    example_kb.retrieve(query)
+    for method in ("query", "iter_chunks"):
+        monkeypatch.setattr(example_kb.vectors, method, _fail(method))
+    context = example_kb.retrieve(query)
+    assert context.unstructured and context.structured_facts
+    assert any(d.startswith("vector:") for d in context.degraded)
+    assert all("vector" not in h.ranks for h in context.unstructured)
+    with pytest.raises(BackendError):
+        example_kb.retrieve(query, strict=True)
+
+
+def test_vector_store_down_before_first_query(example_kb: KnowledgeBase, monkeypatch):
+    monkeypatch.setattr(example_kb.vectors, "iter_chunks", _fail("iter_chunks"))
+    monkeypatch.setattr(example_kb.vectors, "query", _fail("query"))
+    context = example_kb.retrieve("Graph Updater")
+    assert context.unstructured == []
+    assert [d.split(":")[0] for d in context.degraded] == ["index", "vector"]
+    with pytest.raises(BackendError, match="iter_chunks failed"):
+        example_kb.retrieve("Graph Updater", strict=True)

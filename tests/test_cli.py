@@ -1,0 +1,112 @@
+"""The llama-kb command line: ingest, query, stats, exit codes, a real subprocess."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import REPO
+
+from llama_kb.cli import main
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_ingest_query_stats(capsys, tmp_path: Path, docs_dir: Path) -> None:
+    kb = str(tmp_path / "kb")
+    code, out, _ = run(capsys, "ingest", str(docs_dir), "--kb", kb, "--quiet")
+    assert code == 0 and out.startswith("added 5, updated 0, unchanged 0")
+    code, out, _ = run(capsys, "ingest", str(docs_dir), "--kb", kb, "--quiet", "--json")
+    assert code == 0 and len(json.loads(out)["unchanged"]) == 5
+    code, out, _ = run(capsys, "query", "Who leads the Knowledge Team?", "--kb", kb)
+    assert code == 0 and "route:" in out and "1. [" in out
+    code, out, _ = run(
+        capsys,
+        "query",
+        "How is the Graph Updater related to the Document Interpreter?",
+        "--kb",
+        kb,
+        "--json",
+        "--top-k",
+        "2",
+    )
+    data = json.loads(out)
+    assert data["route"] == "factual" and len(data["unstructured"]) == 2
+    assert data["structured_facts"]
+    code, out, _ = run(capsys, "query", "Describe the Vector Indexer", "--kb", kb, "--explain")
+    assert code == 0 and "trace:" in out and '"classifier"' in out
+    code, out, _ = run(capsys, "stats", "--kb", kb, "--json")
+    assert json.loads(out)["documents"] == 5
+
+
+def test_include_exclude_and_prune(capsys, tmp_path: Path, docs_dir: Path) -> None:
+    kb = str(tmp_path / "kb")
+    code, out, _ = run(
+        capsys,
+        "ingest",
+        str(docs_dir),
+        "--kb",
+        kb,
+        "--quiet",
+        "--include",
+        "*.md",
+        "--exclude",
+        "team*",
+    )
+    assert out.startswith("added 4,")
+    (docs_dir / "vector-indexer.md").unlink()
+    code, out, _ = run(
+        capsys, "ingest", str(docs_dir), "--kb", kb, "--quiet", "--prune", "--include", "*.md"
+    )
+    assert code == 0 and "removed 1" in out
+
+
+def test_user_errors_exit_2_with_one_line(capsys, tmp_path: Path) -> None:
+    code, _, err = run(capsys, "query", "anything", "--kb", str(tmp_path / "missing"))
+    assert code == 2 and err.count("\n") == 1 and "no knowledge base" in err
+    (tmp_path / "stuff").mkdir()
+    (tmp_path / "stuff" / "x.txt").write_text("x")
+    code, _, err = run(capsys, "stats", "--kb", str(tmp_path / "stuff"))
+    assert code == 2 and "not a llama-kb knowledge base" in err
+    code, _, err = run(
+        capsys, "ingest", str(tmp_path / "stuff"), "--kb", str(tmp_path / "kb"), "--quiet"
+    )
+    assert code == 0
+    code, _, err = run(capsys, "query", "   ", "--kb", str(tmp_path / "kb"))
+    assert code == 2 and "empty" in err
+
+
+def test_failed_inputs_exit_1_and_are_listed(capsys, tmp_path: Path) -> None:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "ok.txt").write_text("fine text", encoding="utf-8")
+    (tmp_path / "docs" / "bad.pdf").write_bytes(b"garbage")
+    code, out, err = run(
+        capsys, "ingest", str(tmp_path / "docs"), "--kb", str(tmp_path / "kb"), "--quiet"
+    )
+    assert code == 1 and "added 1" in out and "bad.pdf" in err
+
+
+def test_usage_error_from_argparse(capsys) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["query"])
+    assert exit_info.value.code == 2
+
+
+def test_console_entry_point_in_a_subprocess(tmp_path: Path, docs_dir: Path) -> None:
+    kb = str(tmp_path / "kb")
+    done = subprocess.run(
+        [sys.executable, "-m", "llama_kb", "ingest", str(docs_dir), "--kb", kb],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "added 5" in done.stdout and "Ingesting" in done.stderr  # progress bar on by default

@@ -1,0 +1,168 @@
+"""llama_kb's LlamaIndex face: retriever nodes, from_indexes, query engines, instrumentation."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import chromadb
+from llama_index.core import PropertyGraphIndex, StorageContext, VectorStoreIndex
+from llama_index.core.base.base_selector import BaseSelector, SelectorResult, SingleSelection
+from llama_index.core.bridge.pydantic import Field
+from llama_index.core.graph_stores.simple_labelled import SimplePropertyGraphStore
+from llama_index.core.graph_stores.types import EntityNode, Relation
+from llama_index.core.instrumentation import get_dispatcher
+from llama_index.core.instrumentation.event_handlers import BaseEventHandler
+from llama_index.core.instrumentation.events import BaseEvent
+from llama_index.core.llms import CompletionResponse, CustomLLM, LLMMetadata
+from llama_index.core.llms.callbacks import llm_completion_callback
+from llama_index.core.llms.mock import MockLLM
+from llama_index.core.query_engine import RetrieverQueryEngine
+from llama_index.core.retrievers import QueryFusionRetriever, RouterRetriever
+from llama_index.core.schema import TextNode
+from llama_index.core.tools import RetrieverTool
+from llama_index.vector_stores.chroma import ChromaVectorStore
+
+from llama_kb import KnowledgeBase, UnifiedContextRetriever
+from llama_kb.stores.chroma_vector import chroma_settings, open_collection
+
+QUESTION = "How is the Graph Updater related to the Document Interpreter?"
+
+
+class ScriptedLLM(CustomLLM):
+    """A scripted LLM double: answers a fixed text and records the prompts it was given."""
+
+    answer: str = "scripted answer"
+    prompts: list[str] = Field(default_factory=list)
+
+    @property
+    def metadata(self) -> LLMMetadata:
+        return LLMMetadata(model_name="scripted")
+
+    @llm_completion_callback()
+    def complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponse:
+        self.prompts.append(prompt)
+        return CompletionResponse(text=self.answer)
+
+    @llm_completion_callback()
+    def stream_complete(self, prompt: str, formatted: bool = False, **kwargs: Any):
+        yield self.complete(prompt)
+
+
+def test_retriever_returns_chunks_then_marked_facts(example_kb: KnowledgeBase):
+    nodes = example_kb.as_retriever(top_k=3).retrieve(QUESTION)
+    kinds = [n.node.metadata["kind"] for n in nodes]
+    assert kinds[:3] == ["chunk"] * 3 and set(kinds[3:]) == {"fact"}
+    fact = nodes[3].node.metadata
+    assert {"subject", "predicate", "object", "source_ids", "path_cost"} <= set(fact)
+    assert nodes[0].node.metadata["route"] == "factual"
+
+
+async def test_async_retrieve(example_kb: KnowledgeBase):
+    retriever = example_kb.as_retriever(top_k=2, include_facts=False)
+    nodes = await retriever.aretrieve(QUESTION)
+    assert [n.node.node_id for n in nodes] == [n.node.node_id for n in retriever.retrieve(QUESTION)]
+
+
+def test_instrumentation_events_fire(example_kb: KnowledgeBase):
+    class Collector(BaseEventHandler):
+        events: list[str] = Field(default_factory=list)
+
+        @classmethod
+        def class_name(cls) -> str:
+            return "Collector"
+
+        def handle(self, event: BaseEvent, **kwargs: Any) -> None:
+            self.events.append(event.class_name())
+
+    collector = Collector()
+    dispatcher = get_dispatcher()
+    dispatcher.add_event_handler(collector)
+    try:
+        example_kb.as_retriever(top_k=1).retrieve("Vector Indexer")
+    finally:
+        dispatcher.event_handlers.remove(collector)
+    assert "RetrievalStartEvent" in collector.events and "RetrievalEndEvent" in collector.events
+
+
+def test_query_engine_without_llm_returns_context(example_kb: KnowledgeBase):
+    response = example_kb.as_query_engine(top_k=2).query(QUESTION)
+    assert "General description" in str(response) and "Specific facts" in str(response)
+    assert response.source_nodes and response.metadata["route"] == "factual"
+
+
+def test_query_engine_with_scripted_llm_labels_both_kinds(example_kb: KnowledgeBase):
+    llm = ScriptedLLM()
+    response = example_kb.as_query_engine(llm=llm, top_k=2).query(QUESTION)
+    assert str(response) == "scripted answer"
+    assert "General description" in llm.prompts[0] and "Specific facts" in llm.prompts[0]
+    assert QUESTION in llm.prompts[0]
+
+
+def test_inside_llama_index_compositions(example_kb: KnowledgeBase):
+    retriever = example_kb.as_retriever(top_k=2)
+    engine = RetrieverQueryEngine.from_args(retriever, llm=ScriptedLLM())
+    assert str(engine.query(QUESTION)) == "scripted answer"
+    fusion = QueryFusionRetriever([retriever], llm=MockLLM(), num_queries=1, similarity_top_k=3)
+    assert fusion.retrieve(QUESTION)
+
+    class FirstSelector(BaseSelector):
+        """Always picks the first choice (a selector double; no LLM)."""
+
+        def _get_prompts(self) -> dict:
+            return {}
+
+        def _update_prompts(self, prompts: dict) -> None:
+            pass
+
+        def _select(self, choices, query) -> SelectorResult:
+            return SelectorResult(selections=[SingleSelection(index=0, reason="first")])
+
+        async def _aselect(self, choices, query) -> SelectorResult:
+            return self._select(choices, query)
+
+    router = RouterRetriever(
+        selector=FirstSelector(),
+        retriever_tools=[RetrieverTool.from_defaults(retriever, description="kb")],
+        llm=MockLLM(),
+    )
+    assert router.retrieve(QUESTION)
+
+
+def test_from_existing_indexes_without_reingesting(tmp_path: Path, embedding):
+    client = chromadb.PersistentClient(path=str(tmp_path / "chroma"), settings=chroma_settings())
+    store = ChromaVectorStore(chroma_collection=open_collection(client, "mine"))
+    texts = {
+        "n1": "Douglas Sirk directed Sleep, My Love in 1948.",
+        "n2": "Sleep, My Love is an American film noir starring Claudette Colbert.",
+        "n3": "Claudette Colbert was a French-born American actress.",
+    }
+    nodes = [TextNode(id_=i, text=t) for i, t in texts.items()]
+    vector_index = VectorStoreIndex(
+        nodes,
+        storage_context=StorageContext.from_defaults(vector_store=store),
+        embed_model=embedding,
+    )
+    graph_store = SimplePropertyGraphStore()
+    entities = [EntityNode(name=n) for n in ("Douglas Sirk", "Sleep, My Love", "Claudette Colbert")]
+    graph_store.upsert_nodes(entities)
+    graph_store.upsert_relations(
+        [
+            Relation(label="DIRECTED", source_id="Douglas Sirk", target_id="Sleep, My Love"),
+            Relation(label="STARS", source_id="Sleep, My Love", target_id="Claudette Colbert"),
+            Relation(label="MENTIONS", source_id="n1", target_id="Douglas Sirk"),
+            Relation(label="MENTIONS", source_id="n1", target_id="Sleep, My Love"),
+            Relation(label="MENTIONS", source_id="n2", target_id="Sleep, My Love"),
+            Relation(label="MENTIONS", source_id="n2", target_id="Claudette Colbert"),
+            Relation(label="MENTIONS", source_id="n3", target_id="Claudette Colbert"),
+        ]
+    )
+    graph_index = PropertyGraphIndex.from_existing(
+        property_graph_store=graph_store, embed_model=embedding, embed_kg_nodes=False, llm=MockLLM()
+    )
+    retriever = UnifiedContextRetriever.from_indexes(vector_index, graph_index, top_k=2)
+    context = retriever.retrieve_context("Who directed Sleep, My Love?")
+    assert context.unstructured[0].chunk_id == "n1"
+    facts = {(f.subject, f.predicate, f.object) for f in context.structured_facts}
+    assert ("Douglas Sirk", "DIRECTED", "Sleep, My Love") in facts
+    assert store._collection.count() == 3  # nothing was re-ingested
