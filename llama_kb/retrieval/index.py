@@ -25,8 +25,8 @@ from llama_kb.stores.graph import KBGraphStore
 
 logger = logging.getLogger(__name__)
 
-_TITLE_RELATIONS = (gm.PART_OF,)
-_MENTION_RELATIONS = (gm.MENTIONS, gm.LINKS_TO)
+_TITLE_RELATIONS = frozenset({gm.PART_OF})
+_MENTION_RELATIONS = frozenset({gm.MENTIONS, gm.LINKS_TO})
 
 
 @dataclass(frozen=True)
@@ -113,15 +113,27 @@ def build_snapshot(vectors: ChromaChunkStore, graph: KBGraphStore) -> IndexSnaps
     row_of = {c: i for i, c in enumerate(chunk_ids)}
     named = graph.named_nodes(labels=None)
     names = {node_id: name for node_id, name, label in named if label != gm.CHUNK}
+    doc_nodes = tuple(gm.doc_node_id(str(m.get("doc_id", ""))) for m in metadata)
+    rows_of_name: dict[str, list[int]] = {}
+    for row, node in enumerate(doc_nodes):
+        rows_of_name.setdefault(node, []).append(row)
     title_edges: list[tuple[int, str]] = []
     mention_edges: list[tuple[int, str]] = []
-    for source, target, rel_type, _ in graph.iter_relations(_TITLE_RELATIONS + _MENTION_RELATIONS):
-        row = row_of.get(source)
-        if row is None or target not in names:
+    for source, target, rel_type, _ in graph.iter_relations(None):
+        if target not in names:
             continue
-        (title_edges if rel_type in _TITLE_RELATIONS else mention_edges).append((row, target))
+        row = row_of.get(source)
+        if row is not None:
+            if rel_type in _TITLE_RELATIONS:
+                title_edges.append((row, target))
+            elif rel_type in _MENTION_RELATIONS:
+                mention_edges.append((row, target))
+        elif source in names:
+            # a relation between two names (loaded knowledge, an LLM extractor): the
+            # passages about either end refer to the other end
+            mention_edges.extend((r, target) for r in rows_of_name.get(source, ()))
+            mention_edges.extend((r, source) for r in rows_of_name.get(target, ()))
     # every chunk belongs to its document's name even if the graph lost the edge
-    doc_nodes = tuple(gm.doc_node_id(str(m.get("doc_id", ""))) for m in metadata)
     titled = {row for row, _ in title_edges}
     title_edges.extend(
         (row, node) for row, node in enumerate(doc_nodes) if row not in titled and node in names

@@ -94,16 +94,18 @@ class NameGraph:
         damping: float = DAMPING,
         max_iter: int = 30,
         tol: float = 1e-6,
+        sparse: bool | None = None,
     ) -> np.ndarray:
         """Chunk scores of a walk restarting (prob. ``1 - damping``) at the seeds.
 
-        Large graphs use sparse score vectors pruned each step, so the cost follows the
-        seeds' neighbourhood rather than the corpus size.
+        ``sparse`` (default: for graphs of 20,000 chunks or more) keeps scores as sparse
+        vectors pruned each step, so the cost follows the seeds' neighbourhood rather than
+        the corpus size.
         """
         total = chunk_seeds.sum() + name_seeds.sum()
         if total <= 0:
             return np.zeros(self.n_chunks)
-        if self.n_chunks >= _SPARSE_FROM:
+        if self.n_chunks >= _SPARSE_FROM if sparse is None else sparse:
             return self._sparse_ppr(chunk_seeds / total, name_seeds / total, damping)
         seed_c, seed_n = chunk_seeds / total, name_seeds / total
         rank_c, rank_n = seed_c.copy(), seed_n.copy()

@@ -21,8 +21,6 @@ from llama_index.core.graph_stores.types import (
 from llama_kb.stores.graph import KBGraphStore
 from llama_kb.stores.traversal import Adjacency, Direction, TraversalStep, cost_bounded_search
 
-KNOWN_RELATIONS = ("MENTIONS", "PART_OF", "LINKS_TO")
-
 
 def adapt_graph_store(store: Any) -> KBGraphStore:
     """``store`` itself when it already is a :class:`KBGraphStore`, else an adapter."""
@@ -119,13 +117,12 @@ class PropertyGraphAdapter:
     def iter_relations(
         self, relation_types: Iterable[str] | None = None
     ) -> Iterator[tuple[str, str, str, float]]:
-        """Relations as ``(source, target, type, weight)``.
-
-        Without ``relation_types`` only llama-kb's own and LlamaIndex's ``MENTIONS`` types
-        are listed, because ``get_triplets`` needs a filter.
-        """
-        types = list(relation_types) if relation_types is not None else list(KNOWN_RELATIONS)
-        for _, rel, _ in self.store.get_triplets(relation_names=types):
+        """Relations as ``(source, target, type, weight)`` (all of them when no types)."""
+        if relation_types is not None:
+            triplets = self.store.get_triplets(relation_names=list(relation_types))
+        else:  # get_triplets needs a filter: ask for the relations of every node
+            triplets = self.store.get_triplets(ids=[n.id for n in self.store.get()])
+        for _, rel, _ in triplets:
             yield rel.source_id, rel.target_id, rel.label, _weight(rel)
 
     def traverse(
@@ -176,7 +173,7 @@ class PropertyGraphAdapter:
         return sum(1 for n in self.store.get() if label is None or n.label == label)
 
     def count_relations(self, relation_type: str | None = None) -> int:
-        """Number of relations (of ``relation_type``) among the listed types."""
+        """Number of relations (of ``relation_type``)."""
         types = None if relation_type is None else [relation_type]
         return sum(1 for _ in self.iter_relations(types))
 
