@@ -24,9 +24,10 @@ from llama_kb.retrieval.engine import ContextEngine
 from llama_kb.retrieval.options import validate_query
 from llama_kb.retrieval.payload import FusedContext
 from llama_kb.retriever import UnifiedContextRetriever
-from llama_kb.stores.chroma_vector import ChromaChunkStore
+from llama_kb.stores.chroma_vector import ChromaChunkStore, open_collection
 from llama_kb.stores.factory import open_graph_store, open_vector_store
 from llama_kb.stores.graph import KBGraphStore
+from llama_kb.stores.name_index import NameIndex
 from llama_kb.types import IngestReport, SearchHit
 
 logger = logging.getLogger(__name__)
@@ -52,6 +53,7 @@ class KnowledgeBase:
         graph: KBGraphStore,
         manifest: Manifest,
         extractors: Sequence[GraphExtractor],
+        names: NameIndex | None = None,
     ) -> None:
         self.config = config
         self.embedding = embedding
@@ -59,9 +61,11 @@ class KnowledgeBase:
         self.graph = graph
         self.manifest = manifest
         self._pipeline = IngestionPipeline(
-            manifest, vectors, graph, embedding, config.chunking, extractors
+            manifest, vectors, graph, embedding, config.chunking, extractors, names
         )
-        self.engine = ContextEngine(vectors, graph, embedding, defaults=config.retrieval)
+        self.engine = ContextEngine(
+            vectors, graph, embedding, defaults=config.retrieval, names=names
+        )
         self._closed = False
 
     # -- opening ----------------------------------------------------------------------
@@ -112,8 +116,13 @@ class KnowledgeBase:
         vectors = open_vector_store(config, root)
         graph = open_graph_store(config, root)
         manifest = Manifest(root / "manifest.sqlite")
+        names = (
+            NameIndex(open_collection(vectors.client, f"{config.collection}-names"))
+            if vectors.client is not None
+            else None
+        )
         chosen = [StructureExtractor()] if extractors is None else list(extractors)
-        return cls(config, embed, vectors, graph, manifest, chosen)
+        return cls(config, embed, vectors, graph, manifest, chosen, names)
 
     @classmethod
     def from_env(cls, path: str | Path | None = None, **kwargs: Any) -> KnowledgeBase:

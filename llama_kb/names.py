@@ -127,3 +127,47 @@ class NameMatcher:
 
 def _capitalised(word: str) -> bool:
     return word[0].isupper() or word[0].isdigit()
+
+
+_CONNECTORS = frozenset({"of", "the", "de", "da", "del", "di", "du", "la", "le", "van", "von"})
+_FUNCTION_WORDS = frozenset(
+    {
+        "who", "what", "which", "where", "when", "why", "how", "is", "are", "was", "were",
+        "did", "do", "does", "can", "could", "the", "a", "an", "in", "on", "of", "for", "to",
+        "and", "or", "tell", "describe", "explain", "list", "show",
+    }
+)  # fmt: skip
+
+
+def candidate_spans(text: str, max_spans: int = 5) -> list[str]:
+    """Runs of capitalised words that may name something ("Nathan H Juran", "Bank of Mars").
+
+    Lower-case connectors ("of", "de", ...) may sit inside a run; leading function words
+    ("Who", "The", ...) are dropped. Used to link names the exact matcher missed.
+    """
+    words = list(_TOKEN.finditer(text))
+    spans: list[str] = []
+    i = 0
+    while i < len(words) and len(spans) < max_spans:
+        if not _capitalised(words[i].group()):
+            i += 1
+            continue
+        j = i + 1
+        while j < len(words) and (
+            _capitalised(words[j].group())
+            or (
+                words[j].group() in _CONNECTORS
+                and j + 1 < len(words)
+                and _capitalised(words[j + 1].group())
+            )
+        ):
+            j += 1
+        run = words[i:j]
+        while run and fold(run[0].group()) in _FUNCTION_WORDS:
+            run = run[1:]
+        if run:
+            span = text[run[0].start() : run[-1].end()]
+            if span not in spans:
+                spans.append(span)
+        i = j
+    return spans

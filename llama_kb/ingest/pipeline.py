@@ -33,6 +33,7 @@ from llama_kb.ingest.readers import read_path
 from llama_kb.names import NameMatcher
 from llama_kb.stores.chroma_vector import ChromaChunkStore
 from llama_kb.stores.graph import KBGraphStore
+from llama_kb.stores.name_index import NameIndex
 from llama_kb.types import IngestFailure, IngestReport, SourceDocument, TextChunk
 
 logger = logging.getLogger(__name__)
@@ -71,6 +72,7 @@ class IngestionPipeline:
         embedding: Embeds chunk texts.
         chunking: Chunk size and overlap.
         extractors: Graph extractors run on every new or changed document.
+        names: Where names of new documents and entities are embedded for fuzzy linking.
     """
 
     def __init__(
@@ -81,8 +83,11 @@ class IngestionPipeline:
         embedding: BaseEmbedding,
         chunking: ChunkingConfig,
         extractors: Sequence[GraphExtractor],
+        names: NameIndex | None = None,
     ) -> None:
         self.manifest = manifest
+        self.names = names
+        self._new_entities: list[tuple[str, str]] = []
         self.vectors = vectors
         self.graph = graph
         self.embedding = embedding
@@ -243,7 +248,9 @@ class IngestionPipeline:
                 fragment = extractor.extract(doc, doc_chunks)
                 extracted.extend(fragment.nodes)
                 relations.extend(fragment.relations)
-        self.graph.upsert_nodes(owned + self._missing(extracted, {n.id for n in owned}))
+        fresh = self._missing(extracted, {n.id for n in owned})
+        self.graph.upsert_nodes(owned + fresh)
+        self._new_entities.extend((n.id, n.name) for n in fresh if getattr(n, "name", None))
         self.graph.upsert_relations(relations)
         self.manifest.mark_ready([(d.doc_id, w.hashes[d.doc_id], len(cs)) for w, d, cs in batch])
         for work, doc, _ in batch:
@@ -256,6 +263,14 @@ class IngestionPipeline:
         fresh = {n.id: n for n in nodes if n.id not in taken}
         existing = {node_id for node_id, _, _ in self.graph.named_nodes(ids=list(fresh))}
         return [n for node_id, n in fresh.items() if node_id not in existing]
+
+    def _embed_names(self, doc_names: list[tuple[str, str]]) -> None:
+        """Embed the names of new documents and of entities created in this run."""
+        pairs = list(dict(doc_names + self._new_entities).items())
+        self._new_entities.clear()
+        if self.names is not None and pairs:
+            vectors = self.embedding.get_text_embedding_batch([name for _, name in pairs])
+            self.names.add(pairs, vectors)
 
     def _delete_content(self, doc_ids: Sequence[str]) -> None:
         """Delete chunks (vectors and graph) of documents, keeping their document nodes."""
@@ -295,6 +310,10 @@ class IngestionPipeline:
             [gm.placeholder_document_node(d) for d in doc_ids if gm.doc_node_id(d) in linked]
         )
         self.graph.delete_orphan_entities(label=gm.ENTITY)
+        if self.names is not None:
+            self.names.delete(
+                [gm.doc_node_id(d) for d in doc_ids if gm.doc_node_id(d) not in linked]
+            )
         self.manifest.delete_documents(doc_ids)
 
     # -- linking ----------------------------------------------------------------------
@@ -308,6 +327,7 @@ class IngestionPipeline:
         relations = mention_relations(written, matcher)
         written_ids = {chunk_id for chunk_id, _, _ in written}
         new_names = self.graph.named_nodes(ids=[gm.doc_node_id(d) for d in new_doc_ids])
+        self._embed_names([(node_id, name) for node_id, name, _ in new_names])
         if new_names:
             fresh = NameMatcher().add_all((name, node_id) for node_id, name, _ in new_names)
             old_chunks = (

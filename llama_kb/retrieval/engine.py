@@ -28,6 +28,7 @@ from llama_index.core.base.embeddings.base import BaseEmbedding
 
 from llama_kb.config import RetrievalDefaults
 from llama_kb.errors import LlamaKBError, QueryError
+from llama_kb.names import candidate_spans
 from llama_kb.retrieval.classifier import HeuristicClassifier, QueryClassifier
 from llama_kb.retrieval.facts import graph_facts, merge_facts
 from llama_kb.retrieval.index import IndexSnapshot, RetrievalIndex, top_rows
@@ -35,6 +36,7 @@ from llama_kb.retrieval.options import RetrievalOptions, validate_query
 from llama_kb.retrieval.payload import Classification, Fact, FusedContext
 from llama_kb.stores.chroma_vector import ChromaChunkStore
 from llama_kb.stores.graph import KBGraphStore
+from llama_kb.stores.name_index import NameIndex
 from llama_kb.types import Route, SearchHit
 
 logger = logging.getLogger(__name__)
@@ -46,6 +48,7 @@ HIT_SEED_MASS = 0.3
 HIT_TEMPERATURE = 0.05
 BASE_SHARE = 0.03
 REFINE_FROM_TOP = 3
+NAME_SIMILARITY = 0.85
 
 
 @dataclass
@@ -72,6 +75,8 @@ class ContextEngine:
         embedding: Embeds queries (must match the stored vectors).
         classifier: Routes queries; default :class:`HeuristicClassifier`.
         defaults: Default query options.
+        names: Embedded node names; when the exact matcher links nothing, capitalised
+            spans of the query are linked to names with cosine >= ``NAME_SIMILARITY``.
     """
 
     def __init__(
@@ -81,8 +86,10 @@ class ContextEngine:
         embedding: BaseEmbedding,
         classifier: QueryClassifier | None = None,
         defaults: RetrievalDefaults | None = None,
+        names: NameIndex | None = None,
     ) -> None:
         self.vectors = vectors
+        self.names = names
         self.graph = graph
         self.embedding = embedding
         self.classifier = classifier or HeuristicClassifier()
@@ -149,20 +156,10 @@ class ContextEngine:
                 )
             plan.mask = snapshot.rows_matching(plan.options.filters)
         started = time.perf_counter()
-        mentions = snapshot.link(plan.query) if snapshot is not None else []
-        plan.entity_ids = [m.node_id for m in mentions]
-        plan.trace["linked_entities"] = (
-            [
-                {
-                    "id": m.node_id,
-                    "name": snapshot.names.get(m.node_id, m.node_id),
-                    "surface": m.surface,
-                }
-                for m in mentions
-            ]
-            if snapshot is not None
-            else []
-        )
+        if snapshot is not None:
+            linked = self._link(plan.query, snapshot, plan)
+            plan.entity_ids = [entry["id"] for entry in linked]
+            plan.trace["linked_entities"] = linked
         plan.trace["linking_ms"] = _ms(started)
         started = time.perf_counter()
         names = [snapshot.names.get(i, i) for i in plan.entity_ids] if snapshot else []
@@ -174,6 +171,40 @@ class ContextEngine:
             plan.classification = self.classifier(plan.query, names)
         plan.trace["classifier"] = {**plan.classification.to_dict(), "ms": _ms(started, 4)}
         return plan
+
+    def _link(self, query: str, snapshot: IndexSnapshot, plan: _Plan) -> list[dict[str, Any]]:
+        """Graph names in the query: exact/alias matches, else embedding similarity."""
+        linked = [
+            {
+                "id": m.node_id,
+                "name": snapshot.names.get(m.node_id, m.node_id),
+                "surface": m.surface,
+                "method": "name",
+            }
+            for m in snapshot.link(query)
+        ]
+        spans = candidate_spans(query) if not linked and self.names is not None else []
+        if not spans:
+            return linked
+        try:
+            vectors = self.embedding.get_text_embedding_batch(spans)
+            nearest = self.names.nearest(vectors) if self.names is not None else []
+        except Exception as e:
+            self._degrade(plan, "names", e)
+            return linked
+        for span, candidates in zip(spans, nearest, strict=True):
+            for node_id, similarity in candidates:
+                if similarity >= NAME_SIMILARITY and node_id in snapshot.names:
+                    linked.append(
+                        {
+                            "id": node_id,
+                            "name": snapshot.names[node_id],
+                            "surface": span,
+                            "method": "embedding",
+                            "similarity": round(similarity, 3),
+                        }
+                    )
+        return list({entry["id"]: entry for entry in linked}.values())
 
     def _dense(self, plan: _Plan) -> list[SearchHit]:
         started = time.perf_counter()

@@ -55,15 +55,18 @@ class ChromaChunkStore:
     Args:
         vector_store: A LlamaIndex ``ChromaVectorStore``; anything built on it (a
             ``VectorStoreIndex``) sees the same chunks.
+        client: The Chroma client that holds the collection, when known (it opens
+            sibling collections, e.g. for node names).
     """
 
-    def __init__(self, vector_store: ChromaVectorStore) -> None:
+    def __init__(self, vector_store: ChromaVectorStore, client: Any = None) -> None:
         self.vector_store = vector_store
+        self.client = client
 
     @classmethod
-    def from_collection(cls, collection: Any) -> ChromaChunkStore:
-        """Wrap an existing Chroma collection."""
-        return cls(ChromaVectorStore(chroma_collection=collection))
+    def from_collection(cls, collection: Any, client: Any = None) -> ChromaChunkStore:
+        """Wrap an existing Chroma collection (of ``client``, when given)."""
+        return cls(ChromaVectorStore(chroma_collection=collection), client)
 
     @property
     def collection(self) -> Any:

@@ -214,3 +214,23 @@ def test_vector_store_down_before_first_query(example_kb: KnowledgeBase, monkeyp
     assert [d.split(":")[0] for d in context.degraded] == ["index", "vector"]
     with pytest.raises(BackendError, match="iter_chunks failed"):
         example_kb.retrieve("Graph Updater", strict=True)
+
+
+def test_misspelt_names_link_by_embedding_similarity(example_kb: KnowledgeBase, docs_dir: Path):
+    context = example_kb.retrieve("What does the Vector Indexr relate to?")
+    linked = context.trace["linked_entities"]
+    assert [(e["name"], e["method"]) for e in linked] == [("Vector Indexer", "embedding")]
+    assert linked[0]["similarity"] >= 0.85
+    assert context.unstructured[0].doc_id == doc(docs_dir, "vector-indexer.md")
+    # an exact match never goes through embeddings, and unrelated names do not link
+    exact = example_kb.retrieve("What does the Vector Indexer relate to?")
+    assert [e["method"] for e in exact.trace["linked_entities"]] == ["name"]
+    assert example_kb.retrieve("What does Zanzibar relate to?").trace["linked_entities"] == []
+
+
+def test_removed_documents_leave_the_name_index(example_kb: KnowledgeBase, docs_dir: Path):
+    names = example_kb.engine.names
+    assert names is not None
+    before = names.count()
+    example_kb.remove([doc(docs_dir, "team.txt")])
+    assert names.count() == before - 1
