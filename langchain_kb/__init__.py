@@ -2,5 +2,6 @@
 
 from langchain_kb.retriever import UnifiedKBRetriever, to_documents
 from langchain_kb.runnables import fused_context_runnable
+from langchain_kb.sections import KnowledgeSections
 
-__all__ = ["UnifiedKBRetriever", "fused_context_runnable", "to_documents"]
+__all__ = ["KnowledgeSections", "UnifiedKBRetriever", "fused_context_runnable", "to_documents"]

@@ -23,6 +23,7 @@ from llama_kb.ingest.extractors import (
     LlamaIndexExtractor,
     StructureExtractor,
 )
+from llama_kb.knowledge import KnowledgeProvider, load_knowledge, retrieve_knowledge
 from llama_kb.knowledge_base import KnowledgeBase
 from llama_kb.query_engine import UnifiedQueryEngine
 from llama_kb.retrieval.classifier import HeuristicClassifier, LLMClassifier, QueryClassifier
@@ -53,6 +54,7 @@ __all__ = [
     "KBConfig",
     "KnowledgeBase",
     "KnowledgeBaseError",
+    "KnowledgeProvider",
     "LLMClassifier",
     "LlamaIndexExtractor",
     "LlamaKBError",
@@ -68,4 +70,6 @@ __all__ = [
     "UnifiedContextRetriever",
     "UnifiedQueryEngine",
     "default_embedding",
+    "load_knowledge",
+    "retrieve_knowledge",
 ]

@@ -11,6 +11,7 @@ from typing import Any
 
 from llama_kb.config import DEFAULT_KB_DIR, KBConfig
 from llama_kb.errors import LlamaKBError
+from llama_kb.knowledge import commands as knowledge_commands
 from llama_kb.knowledge_base import KnowledgeBase
 
 EXIT_OK, EXIT_FAILURES, EXIT_USER_ERROR = 0, 1, 2
@@ -51,6 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     stats = with_kb(sub.add_parser("stats", help="what the knowledge base holds"))
     stats.add_argument("--json", action="store_true", help="print JSON")
+    knowledge_commands.add_parsers(sub, with_kb)
     return parser
 
 
@@ -128,7 +130,7 @@ def _print_json(data: Any) -> None:
     print(json.dumps(data, indent=2, ensure_ascii=False, default=str))
 
 
-_COMMANDS = {"ingest": _ingest, "query": _query, "stats": _stats}
+_COMMANDS = {"ingest": _ingest, "query": _query, "stats": _stats, **knowledge_commands.COMMANDS}
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -18,6 +18,13 @@ from llama_kb.errors import KnowledgeBaseError, QueryError
 from llama_kb.ingest.extractors import GraphExtractor, StructureExtractor
 from llama_kb.ingest.manifest import Manifest
 from llama_kb.ingest.pipeline import IngestionPipeline
+from llama_kb.knowledge import (
+    KnowledgeProvider,
+    LoadReport,
+    RetrievalResult,
+    load_knowledge,
+    retrieve_knowledge,
+)
 from llama_kb.query_engine import UnifiedQueryEngine
 from llama_kb.retrieval.classifier import QueryClassifier
 from llama_kb.retrieval.engine import ContextEngine
@@ -116,11 +123,7 @@ class KnowledgeBase:
         vectors = open_vector_store(config, root)
         graph = open_graph_store(config, root)
         manifest = Manifest(root / "manifest.sqlite")
-        names = (
-            NameIndex(open_collection(vectors.client, f"{config.collection}-names"))
-            if vectors.client is not None
-            else None
-        )
+        names = NameIndex(open_collection(vectors.client, f"{config.collection}-names"))
         chosen = [StructureExtractor()] if extractors is None else list(extractors)
         return cls(config, embed, vectors, graph, manifest, chosen, names)
 
@@ -224,6 +227,34 @@ class KnowledgeBase:
     def as_query_engine(self, llm: Any = None, **options: Any) -> UnifiedQueryEngine:
         """A LlamaIndex query engine; without ``llm`` it returns the rendered context."""
         return UnifiedQueryEngine(retriever=self.as_retriever(**options), llm=llm)
+
+    # -- three-layer knowledge (seed 000) ---------------------------------------------
+
+    def load_knowledge(self, source: str | Path | Mapping[str, Any]) -> LoadReport:
+        """Load entity metadata, knowledge pieces and graph from a JSON file or a dict.
+
+        Invalid items are skipped and reported; loading the same data twice changes nothing
+        (see :func:`llama_kb.knowledge.load_knowledge`).
+        """
+        return load_knowledge(self, source)
+
+    def retrieve_knowledge(
+        self,
+        query: str,
+        entity_id: str | None = None,
+        top_k: int = 5,
+        graph_traversal_depth: int = 2,
+        **filters: Any,
+    ) -> RetrievalResult:
+        """Metadata, pieces and graph context for ``query`` as seen by ``entity_id``.
+
+        ``filters``: ``knowledge_types``, ``info_types``, ``tags``.
+        """
+        return retrieve_knowledge(self, query, entity_id, top_k, graph_traversal_depth, **filters)
+
+    def knowledge_provider(self, entity_id: str | None = None, **options: Any) -> KnowledgeProvider:
+        """A ``query -> {info_type: text}`` callable (see :class:`KnowledgeProvider`)."""
+        return KnowledgeProvider(self, entity_id=entity_id, **options)
 
     def stats(self) -> dict[str, Any]:
         """Counts of sources, documents, chunks, graph nodes and relations."""

@@ -61,7 +61,7 @@ class ChromaChunkStore:
 
     def __init__(self, vector_store: ChromaVectorStore, client: Any = None) -> None:
         self.vector_store = vector_store
-        self.client = client
+        self._client = client
 
     @classmethod
     def from_collection(cls, collection: Any, client: Any = None) -> ChromaChunkStore:
@@ -72,6 +72,18 @@ class ChromaChunkStore:
     def collection(self) -> Any:
         """The underlying Chroma collection."""
         return self.vector_store.client
+
+    @property
+    def client(self) -> Any:
+        """A Chroma client on the same system (directory or server) as the collection."""
+        if self._client is None:
+            from chromadb.api.client import Client
+
+            collection = self.collection
+            self._client = Client.from_system(
+                collection._client._system, tenant=collection.tenant, database=collection.database
+            )
+        return self._client
 
     def add(self, chunks: Sequence[TextChunk], embeddings: Sequence[Sequence[float]]) -> None:
         """Add chunks with their vectors (ids are the chunk ids)."""
