@@ -52,6 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     stats = with_kb(sub.add_parser("stats", help="what the knowledge base holds"))
     stats.add_argument("--json", action="store_true", help="print JSON")
+    with_kb(sub.add_parser("doctor", help="check the configured backends and say how to fix them"))
     knowledge_commands.add_parsers(sub, with_kb)
     return parser
 
@@ -126,11 +127,25 @@ def _stats(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _doctor(args: argparse.Namespace) -> int:
+    from llama_kb.doctor import format_report, run_checks
+
+    checks = run_checks(KBConfig.from_env(args.kb))
+    print(format_report(checks))
+    return EXIT_OK if all(check.ok for check in checks) else EXIT_FAILURES
+
+
 def _print_json(data: Any) -> None:
     print(json.dumps(data, indent=2, ensure_ascii=False, default=str))
 
 
-_COMMANDS = {"ingest": _ingest, "query": _query, "stats": _stats, **knowledge_commands.COMMANDS}
+_COMMANDS = {
+    "ingest": _ingest,
+    "query": _query,
+    "stats": _stats,
+    "doctor": _doctor,
+    **knowledge_commands.COMMANDS,
+}
 
 
 if __name__ == "__main__":

@@ -33,6 +33,9 @@ CREATE TABLE IF NOT EXISTS documents (
     updated_at REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS documents_by_source ON documents(source_path);
+CREATE TABLE IF NOT EXISTS flags (
+    name TEXT PRIMARY KEY
+);
 """
 
 
@@ -165,6 +168,20 @@ class Manifest:
             self._conn.executemany(
                 "DELETE FROM documents WHERE doc_id = ?", [(d,) for d in doc_ids]
             )
+
+    def flag(self, name: str) -> bool:
+        """Whether the persistent flag ``name`` is set."""
+        with self._lock:
+            row = self._conn.execute("SELECT 1 FROM flags WHERE name = ?", (name,)).fetchone()
+        return row is not None
+
+    def set_flag(self, name: str, value: bool) -> None:
+        """Set or clear the persistent flag ``name``."""
+        with self._lock, self._conn:
+            if value:
+                self._conn.execute("INSERT OR IGNORE INTO flags(name) VALUES (?)", (name,))
+            else:
+                self._conn.execute("DELETE FROM flags WHERE name = ?", (name,))
 
     def counts(self) -> dict[str, int]:
         """Numbers of sources, documents and chunks."""

@@ -23,7 +23,7 @@ from tqdm.auto import tqdm
 
 from llama_kb import graph_model as gm
 from llama_kb.config import ChunkingConfig
-from llama_kb.errors import DocumentError, LlamaKBError
+from llama_kb.errors import BackendUnavailable, DocumentError, LlamaKBError
 from llama_kb.ingest.chunking import chunk_document
 from llama_kb.ingest.discovery import discover_files
 from llama_kb.ingest.extractors import GraphExtractor
@@ -39,6 +39,7 @@ from llama_kb.types import IngestFailure, IngestReport, SourceDocument, TextChun
 logger = logging.getLogger(__name__)
 
 PIPELINE_VERSION = "1"
+RELINK_FLAG = "relink_pending"
 _BATCH_CHUNKS = 512
 
 
@@ -50,6 +51,8 @@ class _SourceWork:
     docs: list[SourceDocument] = field(default_factory=list)
     hashes: dict[str, str] = field(default_factory=dict)
     new_ids: set[str] = field(default_factory=set)
+    unlinked: set[str] = field(default_factory=set)
+    """Documents whose name no older chunk may have been linked to yet (new or unfinished)."""
     vanished: list[str] = field(default_factory=list)
     failed: bool = False
 
@@ -113,14 +116,28 @@ class IngestionPipeline:
         discovery = discover_files(paths, include=include, exclude=exclude)
         report.failed.extend(discovery.failures)
         works = self._plan(discovery.files, report)
+        relink_all = self.manifest.flag(RELINK_FLAG)
+        if any(w.docs for w in works):
+            # set until linking completes: a run that dies before re-links everything next time
+            self.manifest.set_flag(RELINK_FLAG, True)
         written = self._write(works, report, show_progress)
-        self._remove_vanished(works, report)
-        if prune:
-            self._prune(report)
-        self._link(written, new_doc_ids=[d for w in works if not w.failed for d in w.new_ids])
+        try:
+            self._remove_vanished(works, report)
+            if prune:
+                self._prune(report)
+            unlinked = [d for w in works for d in w.unlinked]
+            self._link(written, unlinked, relink_all)
+        except LlamaKBError as e:
+            report.failed.append(IngestFailure("(linking)", f"{e}; the next run completes it"))
+            return self._finish(report, started)
+        self.manifest.set_flag(RELINK_FLAG, False)
         for work in works:
             if not work.failed:
                 self.manifest.put_source(work.record)
+        return self._finish(report, started)
+
+    @staticmethod
+    def _finish(report: IngestReport, started: float) -> IngestReport:
         report.seconds = time.perf_counter() - started
         logger.info("ingest finished: %s", report.summary())
         return report
@@ -198,6 +215,8 @@ class IngestionPipeline:
             work.hashes[doc.doc_id] = digest
             if previous is None:
                 work.new_ids.add(doc.doc_id)
+            if previous is None or previous.status != "ready":
+                work.unlinked.add(doc.doc_id)
         in_source = {d.doc_id for d in docs}
         work.vanished = [
             d.doc_id for d in self.manifest.documents(record.path) if d.doc_id not in in_source
@@ -212,14 +231,22 @@ class IngestionPipeline:
         """Store every planned document; returns ``(chunk_id, doc_id, text)`` written."""
         written: list[tuple[str, str, str]] = []
         total = sum(len(w.docs) for w in works)
+        down: BackendUnavailable | None = None
         with tqdm(total=total, desc="Ingesting", unit="doc", disable=not show_progress) as bar:
             for batch in _batches(works, self.chunking):
-                try:
-                    written.extend(self._write_batch(batch, report))
-                except LlamaKBError as e:
+                error: LlamaKBError | None = down  # a server is down: do not embed in vain
+                if error is None:
+                    try:
+                        written.extend(self._write_batch(batch, report))
+                    except LlamaKBError as e:
+                        error = e
+                        down = e if isinstance(e, BackendUnavailable) else None
+                if error is not None:
                     for work, doc, _ in batch:
                         work.failed = True
-                        report.failed.append(IngestFailure(doc.source_path, f"{doc.doc_id}: {e}"))
+                        report.failed.append(
+                            IngestFailure(doc.source_path, f"{doc.doc_id}: {error}")
+                        )
                 bar.update(len({id(d) for _, d, _ in batch}))
         return written
 
@@ -272,6 +299,13 @@ class IngestionPipeline:
             vectors = self.embedding.get_text_embedding_batch([name for _, name in pairs])
             self.names.add(pairs, vectors)
 
+    def _unembedded(self, pairs: list[tuple[str, str]]) -> list[tuple[str, str]]:
+        """Those ``(node_id, name)`` pairs whose name is not in the name index yet."""
+        if self.names is None:
+            return []
+        stored = self.names.existing([node_id for node_id, _ in pairs])
+        return [pair for pair in pairs if pair[0] not in stored]
+
     def _delete_content(self, doc_ids: Sequence[str]) -> None:
         """Delete chunks (vectors and graph) of documents, keeping their document nodes."""
         self.vectors.delete_documents(doc_ids)
@@ -318,17 +352,34 @@ class IngestionPipeline:
 
     # -- linking ----------------------------------------------------------------------
 
-    def _link(self, written: Sequence[tuple[str, str, str]], new_doc_ids: Sequence[str]) -> None:
-        """Link new chunks to every known name, and older chunks to names of new documents."""
+    def _link(
+        self,
+        written: Sequence[tuple[str, str, str]],
+        new_doc_ids: Sequence[str],
+        relink_all: bool = False,
+    ) -> None:
+        """Link new chunks to every known name, and older chunks to names of new documents.
+
+        With ``relink_all`` (an earlier run died before linking) every chunk is matched
+        against every name.
+        """
+        names = self.graph.named_nodes(labels=(gm.DOCUMENT, gm.ENTITY))
+        if relink_all:
+            written = [
+                (chunk_id, str(meta.get("doc_id", "")), text)
+                for chunk_id, text, meta in self.vectors.iter_chunks()
+            ]
+            new_names = names
+            self._embed_names(self._unembedded([(node_id, name) for node_id, name, _ in names]))
+        else:
+            new_names = self.graph.named_nodes(ids=[gm.doc_node_id(d) for d in new_doc_ids])
+            self._embed_names([(node_id, name) for node_id, name, _ in new_names])
         if not written:
             return
-        names = self.graph.named_nodes(labels=(gm.DOCUMENT, gm.ENTITY))
         matcher = NameMatcher().add_all((name, node_id) for node_id, name, _ in names)
         relations = mention_relations(written, matcher)
         written_ids = {chunk_id for chunk_id, _, _ in written}
-        new_names = self.graph.named_nodes(ids=[gm.doc_node_id(d) for d in new_doc_ids])
-        self._embed_names([(node_id, name) for node_id, name, _ in new_names])
-        if new_names:
+        if new_names and not relink_all:
             fresh = NameMatcher().add_all((name, node_id) for node_id, name, _ in new_names)
             old_chunks = (
                 (chunk_id, str(meta.get("doc_id", "")), text)

@@ -305,8 +305,7 @@ class ContextEngine:
         for rank, hit in enumerate(dense, 1):
             ranks.setdefault(hit.chunk_id, {})["vector"] = rank
         if lexical is not None:
-            positive = np.where(lexical > 0, lexical, -np.inf)
-            for rank, row in enumerate(top_rows(positive, depth, plan.mask), 1):
+            for row, rank in _rank_of(lexical, plan.mask, depth).items():
                 ranks.setdefault(snapshot.chunk_ids[row], {})["bm25"] = rank
         fused = {c: sum(1.0 / (RRF_K + r) for r in rs.values()) for c, rs in ranks.items()}
         order = sorted(fused, key=lambda c: (-fused[c], c))[: plan.options.top_k]

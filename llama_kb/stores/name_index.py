@@ -37,6 +37,14 @@ class NameIndex:
         if node_ids:
             self.collection.delete(ids=list(node_ids))
 
+    def existing(self, node_ids: Sequence[str]) -> set[str]:
+        """Those of ``node_ids`` whose names are stored."""
+        found: set[str] = set()
+        for start in range(0, len(node_ids), 1000):
+            part = list(node_ids[start : start + 1000])
+            found.update(self.collection.get(ids=part, include=[])["ids"])
+        return found
+
     def count(self) -> int:
         """Number of stored names."""
         return int(self.collection.count())
