@@ -19,7 +19,12 @@ from llama_index.core.graph_stores.types import (
 )
 
 from llama_kb.stores.graph import KBGraphStore
-from llama_kb.stores.traversal import Adjacency, Direction, TraversalStep, cost_bounded_search
+from llama_kb.stores.traversal import (
+    Direction,
+    TraversalStep,
+    relation_weight,
+    traverse_fetched,
+)
 
 
 def adapt_graph_store(store: Any) -> KBGraphStore:
@@ -123,7 +128,7 @@ class PropertyGraphAdapter:
         else:  # get_triplets needs a filter: ask for the relations of every node
             triplets = self.store.get_triplets(ids=[n.id for n in self.store.get()])
         for _, rel, _ in triplets:
-            yield rel.source_id, rel.target_id, rel.label, _weight(rel)
+            yield rel.source_id, rel.target_id, rel.label, relation_weight(rel)
 
     def traverse(
         self,
@@ -135,37 +140,15 @@ class PropertyGraphAdapter:
         direction: Direction = "both",
     ) -> list[TraversalStep]:
         """Cost-bounded traversal (see :mod:`llama_kb.stores.traversal`)."""
-        types = None if relation_types is None else list(relation_types)
-        relations: dict[Any, Relation] = {}
 
-        def load(ids: list[str], adjacency: Adjacency) -> None:
-            for node_id in ids:
-                adjacency[node_id] = []
-            for _, rel, _ in self.store.get_triplets(ids=ids):
-                if (types is not None and rel.label not in types) or rel.source_id == rel.target_id:
-                    continue
-                key = (rel.source_id, rel.label, rel.target_id)
-                relations[key] = rel
-                if direction != "in" and rel.source_id in adjacency:
-                    adjacency[rel.source_id].append((_weight(rel), rel.target_id, rel.label, key))
-                if direction != "out" and rel.target_id in adjacency:
-                    adjacency[rel.target_id].append((_weight(rel), rel.source_id, rel.label, key))
-            for node_id in ids:
-                adjacency[node_id].sort()
+        def fetch(ids: list[str]) -> Iterable[Relation]:
+            return (rel for _, rel, _ in self.store.get_triplets(ids=ids))
 
         def existing(ids: set[str]) -> set[str]:
             return {n.id for n in self.store.get(ids=list(ids))}
 
-        return cost_bounded_search(
-            start_ids,
-            load,
-            lambda _keys: relations,
-            existing,
-            max_cost,
-            max_hops,
-            max_nodes,
-            relation_types=types,
-            direction=direction,
+        return traverse_fetched(
+            start_ids, fetch, existing, max_cost, max_hops, max_nodes, relation_types, direction
         )
 
     def count_nodes(self, label: str | None = None) -> int:
@@ -179,8 +162,3 @@ class PropertyGraphAdapter:
 
     def close(self) -> None:
         """Nothing to release; the user owns the store."""
-
-
-def _weight(rel: Relation) -> float:
-    value = rel.properties.get("weight", 1.0)
-    return float(value) if isinstance(value, int | float) else 1.0

@@ -46,7 +46,7 @@ from llama_kb import graph_model as gm
 from llama_kb.errors import BackendError, QueryError
 from llama_kb.stores._remote import ServerEndpoint
 from llama_kb.stores.sqlite_graph import _validate_weight
-from llama_kb.stores.traversal import Adjacency, Direction, TraversalStep, cost_bounded_search
+from llama_kb.stores.traversal import Direction, TraversalStep, traverse_fetched
 
 logger = logging.getLogger(__name__)
 
@@ -558,27 +558,15 @@ class CypherGraphStoreMixin:
             f"UNWIND $ids AS node_id MATCH (n:{{label}} {{id: node_id}}){pattern}(m){where} "
             "RETURN n.id, startNode(r).id, endNode(r).id, type(r), r{.*}"
         )
-        relations: dict[Any, Relation] = {}
 
-        def load(ids: list[str], adjacency: Adjacency) -> None:
-            for node_id in ids:
-                adjacency[node_id] = []
+        def fetch(ids: list[str]) -> Iterable[Relation]:
             for batch in _batches(ids):
                 params: dict[str, Any] = {"ids": batch}
                 if types:
                     params["types"] = types
                 rows = self._per_id_label(load_query, params, action="traverse")
-                for node_id, source, target, rel_type, props in rows:
-                    if source == target:
-                        continue
-                    key = (source, rel_type, target)
-                    if key not in relations:
-                        relations[key] = _relation(source, target, rel_type, props)
-                    weight = relations[key].properties.get("weight", 1.0)
-                    other = target if source == node_id else source
-                    adjacency[node_id].append((float(weight), other, rel_type, key))
-            for node_id in ids:
-                adjacency[node_id] = sorted(set(adjacency[node_id]))
+                for _node_id, source, target, rel_type, props in rows:
+                    yield _relation(source, target, rel_type, props)
 
         def existing(ids: set[str]) -> set[str]:
             rows = self._by_ids(
@@ -588,16 +576,8 @@ class CypherGraphStoreMixin:
             )
             return {r[0] for r in rows}
 
-        return cost_bounded_search(
-            start_ids,
-            load,
-            lambda _keys: relations,
-            existing,
-            max_cost,
-            max_hops,
-            max_nodes,
-            relation_types=types,
-            direction=direction,
+        return traverse_fetched(
+            start_ids, fetch, existing, max_cost, max_hops, max_nodes, types, direction
         )
 
     # -- helpers ----------------------------------------------------------------------

@@ -130,3 +130,63 @@ def cost_bounded_search(
         TraversalStep(relation=relations[key], source=via, target=node, path_cost=cost, hops=hops)
         for cost, hops, node, via, key in picked
     ]
+
+
+def traverse_fetched(
+    start_ids: Iterable[str],
+    fetch: Callable[[list[str]], Iterable[Relation]],
+    existing: Callable[[set[str]], set[str]],
+    max_cost: float = 1.0,
+    max_hops: int = 3,
+    max_nodes: int = 100,
+    relation_types: Iterable[str] | None = None,
+    direction: Direction = "both",
+) -> list[TraversalStep]:
+    """:func:`cost_bounded_search` for stores that fetch the relations touching given nodes.
+
+    Args:
+        start_ids: Start nodes.
+        fetch: The relations that touch any of the given node ids (duplicates are fine).
+        existing: Which of the given ids exist.
+        max_cost: See :func:`cost_bounded_search`.
+        max_hops: See :func:`cost_bounded_search`.
+        max_nodes: See :func:`cost_bounded_search`.
+        relation_types: Only follow these relation types.
+        direction: Follow relations ``"out"`` (source to target), ``"in"`` or ``"both"``.
+    """
+    types = None if relation_types is None else list(dict.fromkeys(relation_types))
+    relations: dict[Any, Relation] = {}
+
+    def load(ids: list[str], adjacency: Adjacency) -> None:
+        for node_id in ids:
+            adjacency[node_id] = []
+        for rel in fetch(ids):
+            if rel.source_id == rel.target_id or (types is not None and rel.label not in types):
+                continue
+            key = (rel.source_id, rel.label, rel.target_id)
+            relations.setdefault(key, rel)
+            weight = relation_weight(rel)
+            if direction != "in" and rel.source_id in adjacency:
+                adjacency[rel.source_id].append((weight, rel.target_id, rel.label, key))
+            if direction != "out" and rel.target_id in adjacency:
+                adjacency[rel.target_id].append((weight, rel.source_id, rel.label, key))
+        for node_id in ids:
+            adjacency[node_id] = sorted(set(adjacency[node_id]))
+
+    return cost_bounded_search(
+        start_ids,
+        load,
+        lambda _keys: relations,
+        existing,
+        max_cost,
+        max_hops,
+        max_nodes,
+        relation_types=types,
+        direction=direction,
+    )
+
+
+def relation_weight(relation: Relation) -> float:
+    """The traversal cost stored in ``relation.properties["weight"]`` (1.0 when absent)."""
+    value = relation.properties.get("weight", 1.0)
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 1.0
