@@ -73,7 +73,7 @@ class RetrievalDefaults(_Model):
 
     top_k: int = Field(5, gt=0)
     max_cost: float = Field(1.0, ge=0)
-    max_hops: int = Field(3, ge=0)
+    max_hops: int = Field(4, ge=0)
     max_nodes: int = Field(50, gt=0)
 
 

@@ -31,10 +31,9 @@ from llama_kb.retrieval.engine import ContextEngine
 from llama_kb.retrieval.options import validate_query
 from llama_kb.retrieval.payload import FusedContext
 from llama_kb.retriever import UnifiedContextRetriever
-from llama_kb.stores.chroma_vector import ChromaChunkStore, open_collection
+from llama_kb.stores.chroma_vector import ChromaChunkStore
 from llama_kb.stores.factory import open_graph_store, open_vector_store
 from llama_kb.stores.graph import KBGraphStore
-from llama_kb.stores.name_index import NameIndex
 from llama_kb.types import IngestReport, SearchHit
 
 logger = logging.getLogger(__name__)
@@ -60,7 +59,6 @@ class KnowledgeBase:
         graph: KBGraphStore,
         manifest: Manifest,
         extractors: Sequence[GraphExtractor],
-        names: NameIndex | None = None,
     ) -> None:
         self.config = config
         self.embedding = embedding
@@ -68,11 +66,9 @@ class KnowledgeBase:
         self.graph = graph
         self.manifest = manifest
         self._pipeline = IngestionPipeline(
-            manifest, vectors, graph, embedding, config.chunking, extractors, names
+            manifest, vectors, graph, embedding, config.chunking, extractors
         )
-        self.engine = ContextEngine(
-            vectors, graph, embedding, defaults=config.retrieval, names=names
-        )
+        self.engine = ContextEngine(vectors, graph, embedding, defaults=config.retrieval)
         self._closed = False
 
     # -- opening ----------------------------------------------------------------------
@@ -123,9 +119,8 @@ class KnowledgeBase:
         vectors = open_vector_store(config, root)
         graph = open_graph_store(config, root)
         manifest = Manifest(root / "manifest.sqlite")
-        names = NameIndex(open_collection(vectors.client, f"{config.collection}-names"))
         chosen = [StructureExtractor()] if extractors is None else list(extractors)
-        return cls(config, embed, vectors, graph, manifest, chosen, names)
+        return cls(config, embed, vectors, graph, manifest, chosen)
 
     @classmethod
     def from_env(cls, path: str | Path | None = None, **kwargs: Any) -> KnowledgeBase:

@@ -33,7 +33,6 @@ from llama_kb.ingest.readers import read_path
 from llama_kb.names import NameMatcher
 from llama_kb.stores.chroma_vector import ChromaChunkStore
 from llama_kb.stores.graph import KBGraphStore
-from llama_kb.stores.name_index import NameIndex
 from llama_kb.types import IngestFailure, IngestReport, SourceDocument, TextChunk
 
 logger = logging.getLogger(__name__)
@@ -75,7 +74,6 @@ class IngestionPipeline:
         embedding: Embeds chunk texts.
         chunking: Chunk size and overlap.
         extractors: Graph extractors run on every new or changed document.
-        names: Where names of new documents and entities are embedded for fuzzy linking.
     """
 
     def __init__(
@@ -86,11 +84,8 @@ class IngestionPipeline:
         embedding: BaseEmbedding,
         chunking: ChunkingConfig,
         extractors: Sequence[GraphExtractor],
-        names: NameIndex | None = None,
     ) -> None:
         self.manifest = manifest
-        self.names = names
-        self._new_entities: list[tuple[str, str]] = []
         self.vectors = vectors
         self.graph = graph
         self.embedding = embedding
@@ -275,9 +270,7 @@ class IngestionPipeline:
                 fragment = extractor.extract(doc, doc_chunks)
                 extracted.extend(fragment.nodes)
                 relations.extend(fragment.relations)
-        fresh = self._missing(extracted, {n.id for n in owned})
-        self.graph.upsert_nodes(owned + fresh)
-        self._new_entities.extend((n.id, n.name) for n in fresh if getattr(n, "name", None))
+        self.graph.upsert_nodes(owned + self._missing(extracted, {n.id for n in owned}))
         self.graph.upsert_relations(relations)
         self.manifest.mark_ready([(d.doc_id, w.hashes[d.doc_id], len(cs)) for w, d, cs in batch])
         for work, doc, _ in batch:
@@ -290,21 +283,6 @@ class IngestionPipeline:
         fresh = {n.id: n for n in nodes if n.id not in taken}
         existing = {node_id for node_id, _, _ in self.graph.named_nodes(ids=list(fresh))}
         return [n for node_id, n in fresh.items() if node_id not in existing]
-
-    def _embed_names(self, doc_names: list[tuple[str, str]]) -> None:
-        """Embed the names of new documents and of entities created in this run."""
-        pairs = list(dict(doc_names + self._new_entities).items())
-        self._new_entities.clear()
-        if self.names is not None and pairs:
-            vectors = self.embedding.get_text_embedding_batch([name for _, name in pairs])
-            self.names.add(pairs, vectors)
-
-    def _unembedded(self, pairs: list[tuple[str, str]]) -> list[tuple[str, str]]:
-        """Those ``(node_id, name)`` pairs whose name is not in the name index yet."""
-        if self.names is None:
-            return []
-        stored = self.names.existing([node_id for node_id, _ in pairs])
-        return [pair for pair in pairs if pair[0] not in stored]
 
     def _delete_content(self, doc_ids: Sequence[str]) -> None:
         """Delete chunks (vectors and graph) of documents, keeping their document nodes."""
@@ -344,10 +322,6 @@ class IngestionPipeline:
             [gm.placeholder_document_node(d) for d in doc_ids if gm.doc_node_id(d) in linked]
         )
         self.graph.delete_orphan_entities(label=gm.ENTITY)
-        if self.names is not None:
-            self.names.delete(
-                [gm.doc_node_id(d) for d in doc_ids if gm.doc_node_id(d) not in linked]
-            )
         self.manifest.delete_documents(doc_ids)
 
     # -- linking ----------------------------------------------------------------------
@@ -370,10 +344,8 @@ class IngestionPipeline:
                 for chunk_id, text, meta in self.vectors.iter_chunks()
             ]
             new_names = names
-            self._embed_names(self._unembedded([(node_id, name) for node_id, name, _ in names]))
         else:
             new_names = self.graph.named_nodes(ids=[gm.doc_node_id(d) for d in new_doc_ids])
-            self._embed_names([(node_id, name) for node_id, name, _ in new_names])
         if not written:
             return
         matcher = NameMatcher().add_all((name, node_id) for node_id, name, _ in names)

@@ -31,12 +31,12 @@ from llama_kb.errors import LlamaKBError, QueryError
 from llama_kb.names import candidate_spans
 from llama_kb.retrieval.classifier import HeuristicClassifier, QueryClassifier
 from llama_kb.retrieval.facts import graph_facts, merge_facts
+from llama_kb.retrieval.fuzzy_names import FuzzyNameLinker
 from llama_kb.retrieval.index import IndexSnapshot, RetrievalIndex, top_rows
 from llama_kb.retrieval.options import RetrievalOptions, validate_query
 from llama_kb.retrieval.payload import Classification, Fact, FusedContext
 from llama_kb.stores.chroma_vector import ChromaChunkStore
 from llama_kb.stores.graph import KBGraphStore
-from llama_kb.stores.name_index import NameIndex
 from llama_kb.types import Route, SearchHit
 
 logger = logging.getLogger(__name__)
@@ -48,7 +48,6 @@ HIT_SEED_MASS = 0.3
 HIT_TEMPERATURE = 0.05
 BASE_SHARE = 0.03
 REFINE_FROM_TOP = 3
-NAME_SIMILARITY = 0.85
 
 
 @dataclass
@@ -75,8 +74,6 @@ class ContextEngine:
         embedding: Embeds queries (must match the stored vectors).
         classifier: Routes queries; default :class:`HeuristicClassifier`.
         defaults: Default query options.
-        names: Embedded node names; when the exact matcher links nothing, capitalised
-            spans of the query are linked to names with cosine >= ``NAME_SIMILARITY``.
     """
 
     def __init__(
@@ -86,15 +83,14 @@ class ContextEngine:
         embedding: BaseEmbedding,
         classifier: QueryClassifier | None = None,
         defaults: RetrievalDefaults | None = None,
-        names: NameIndex | None = None,
     ) -> None:
         self.vectors = vectors
-        self.names = names
         self.graph = graph
         self.embedding = embedding
         self.classifier = classifier or HeuristicClassifier()
         self.defaults = defaults or RetrievalDefaults()
         self.index = RetrievalIndex(vectors, graph)
+        self._fuzzy: tuple[IndexSnapshot, FuzzyNameLinker] | None = None
 
     # -- public -----------------------------------------------------------------------
 
@@ -173,7 +169,8 @@ class ContextEngine:
         return plan
 
     def _link(self, query: str, snapshot: IndexSnapshot, plan: _Plan) -> list[dict[str, Any]]:
-        """Graph names in the query: exact/alias matches, else embedding similarity."""
+        """Graph names in the query: exact/alias matches, else embedding similarity of the
+        query's capitalised spans to candidate names (see :mod:`.fuzzy_names`)."""
         linked = [
             {
                 "id": m.node_id,
@@ -183,28 +180,35 @@ class ContextEngine:
             }
             for m in snapshot.link(query)
         ]
-        spans = candidate_spans(query) if not linked and self.names is not None else []
+        spans = candidate_spans(query) if not linked else []
         if not spans:
             return linked
         try:
-            vectors = self.embedding.get_text_embedding_batch(spans)
-            nearest = self.names.nearest(vectors) if self.names is not None else []
+            found = self._fuzzy_linker(snapshot).link(spans)
         except Exception as e:
-            self._degrade(plan, "names", e)
+            self._degrade(plan, "embedding", e)
             return linked
-        for span, candidates in zip(spans, nearest, strict=True):
-            for node_id, similarity in candidates:
-                if similarity >= NAME_SIMILARITY and node_id in snapshot.names:
-                    linked.append(
-                        {
-                            "id": node_id,
-                            "name": snapshot.names[node_id],
-                            "surface": span,
-                            "method": "embedding",
-                            "similarity": round(similarity, 3),
-                        }
-                    )
-        return list({entry["id"]: entry for entry in linked}.values())
+        by_id = {
+            node_id: {
+                "id": node_id,
+                "name": snapshot.names[node_id],
+                "surface": span,
+                "method": "embedding",
+                "similarity": similarity,
+            }
+            for span, node_id, similarity in found
+        }
+        return list(by_id.values())
+
+    def _fuzzy_linker(self, snapshot: IndexSnapshot) -> FuzzyNameLinker:
+        current = self._fuzzy
+        if current is None or current[0] is not snapshot:
+            linker = FuzzyNameLinker(snapshot.names, self.embedding)
+            if current is not None:
+                linker.reuse_vectors(current[1])
+            current = (snapshot, linker)
+            self._fuzzy = current
+        return current[1]
 
     def _dense(self, plan: _Plan) -> list[SearchHit]:
         started = time.perf_counter()

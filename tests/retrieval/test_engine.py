@@ -226,11 +226,3 @@ def test_misspelt_names_link_by_embedding_similarity(example_kb: KnowledgeBase, 
     exact = example_kb.retrieve("What does the Vector Indexer relate to?")
     assert [e["method"] for e in exact.trace["linked_entities"]] == ["name"]
     assert example_kb.retrieve("What does Zanzibar relate to?").trace["linked_entities"] == []
-
-
-def test_removed_documents_leave_the_name_index(example_kb: KnowledgeBase, docs_dir: Path):
-    names = example_kb.engine.names
-    assert names is not None
-    before = names.count()
-    example_kb.remove([doc(docs_dir, "team.txt")])
-    assert names.count() == before - 1

@@ -105,3 +105,17 @@ def test_sparse_ppr_agrees_with_dense() -> None:
     dense = graph.personalized_pagerank(np.zeros(n), seeds, sparse=False)
     assert {1, 2} <= set(np.argsort(-sparse)[:10])
     assert list(np.argsort(-sparse)[:5]) == list(np.argsort(-dense)[:5])
+
+
+def test_fuzzy_linker_preselects_by_trigrams_and_links_by_embedding(embedding) -> None:
+    from llama_kb.retrieval.fuzzy_names import FuzzyNameLinker, trigrams
+
+    assert "ist" in trigrams("Mistri") and "  m" in trigrams("Mistri")
+    names = {"a": "Nathan H. Juran", "b": "Vector Indexer", "c": "Douglas Sirk", "d": "Paris"}
+    linker = FuzzyNameLinker(names, embedding)
+    assert linker._candidates("Nathan Juran")[0] == "a"
+    assert [(span, node) for span, node, _ in linker.link(["Nathan Juran", "Vector Indexr"])] == [
+        ("Nathan Juran", "a"),
+        ("Vector Indexr", "b"),
+    ]
+    assert linker.link(["Completely Unrelated"]) == []
