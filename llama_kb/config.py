@@ -26,8 +26,8 @@ class _Model(BaseModel):
 class ChunkingConfig(_Model):
     """How documents are cut into chunks (characters, not tokens)."""
 
-    chunk_size: int = Field(1000, gt=0)
-    chunk_overlap: int = Field(200, ge=0)
+    chunk_size: int = Field(default=1000, gt=0)
+    chunk_overlap: int = Field(default=200, ge=0)
 
     @model_validator(mode="after")
     def _overlap_below_size(self) -> ChunkingConfig:
@@ -40,7 +40,7 @@ class ChromaServerConfig(_Model):
     """A Chroma HTTP server, used instead of the embedded ``PersistentClient``."""
 
     host: str
-    port: int = Field(8000, gt=0, lt=65536)
+    port: int = Field(default=8000, gt=0, lt=65536)
     ssl: bool = False
     headers: dict[str, SecretStr] = Field(default_factory=dict)
     tenant: str = "default_tenant"
@@ -71,10 +71,10 @@ class FalkorDBConfig(_Model):
 class RetrievalDefaults(_Model):
     """Query-time defaults; every one can be overridden per call."""
 
-    top_k: int = Field(5, gt=0)
-    max_cost: float = Field(1.0, ge=0)
-    max_hops: int = Field(4, ge=0)
-    max_nodes: int = Field(50, gt=0)
+    top_k: int = Field(default=5, gt=0)
+    max_cost: float = Field(default=1.0, ge=0)
+    max_hops: int = Field(default=4, ge=0)
+    max_nodes: int = Field(default=50, gt=0)
 
 
 class KBConfig(_Model):
@@ -92,13 +92,15 @@ class KBConfig(_Model):
     """
 
     path: Path = Path(DEFAULT_KB_DIR)
-    collection: str = Field("llama_kb", pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{1,62}[A-Za-z0-9]$")
+    collection: str = Field(
+        default="llama_kb", pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{1,62}[A-Za-z0-9]$"
+    )
     chunking: ChunkingConfig = ChunkingConfig()
     chroma: ChromaServerConfig | None = None
     neo4j: Neo4jConfig | None = None
     falkordb: FalkorDBConfig | None = None
     retrieval: RetrievalDefaults = RetrievalDefaults()
-    embed_batch_size: int = Field(64, gt=0)
+    embed_batch_size: int = Field(default=64, gt=0)
 
     @model_validator(mode="after")
     def _one_graph_server(self) -> KBConfig:

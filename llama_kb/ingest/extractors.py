@@ -71,10 +71,10 @@ class StructureExtractor:
         for target in doc.links:
             link = self._link(doc, target, chunks)
             if link is not None:
-                node, chunk_id = link
-                fragment.nodes.append(node)
+                target_node, chunk_id = link
+                fragment.nodes.append(target_node)
                 fragment.relations.append(
-                    gm.relation(chunk_id, gm.LINKS_TO, node.id, gm.MENTION_COST, href=target)
+                    gm.relation(chunk_id, gm.LINKS_TO, target_node.id, gm.MENTION_COST, href=target)
                 )
         return fragment
 

@@ -18,7 +18,7 @@ def mention_relations(
     A chunk does not "mention" its own document; repeated mentions of one node in a
     chunk give one relation with a ``count``.
     """
-    relations = []
+    relations: list[Relation] = []
     for chunk_id, doc_id, text in chunks:
         own = gm.doc_node_id(doc_id)
         counts: dict[str, int] = {}

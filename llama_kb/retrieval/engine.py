@@ -335,6 +335,7 @@ class ContextEngine:
         base = (1 - LEXICAL_SHARE) * _minmax(dense_scores)
         if lexical is not None:
             base += LEXICAL_SHARE * _minmax(lexical)
+        assert plan.classification is not None
         name_seeds = snapshot.graph.name_vector(plan.entity_ids)
         use_hits = plan.classification.label is Route.HYBRID or not name_seeds.any()
         chunk_seeds = np.zeros(n)

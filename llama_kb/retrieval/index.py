@@ -122,12 +122,12 @@ def build_snapshot(vectors: ChromaChunkStore, graph: KBGraphStore) -> IndexSnaps
     for source, target, rel_type, _ in graph.iter_relations(None):
         if target not in names:
             continue
-        row = row_of.get(source)
-        if row is not None:
+        chunk_row = row_of.get(source)
+        if chunk_row is not None:
             if rel_type in _TITLE_RELATIONS:
-                title_edges.append((row, target))
+                title_edges.append((chunk_row, target))
             elif rel_type in _MENTION_RELATIONS:
-                mention_edges.append((row, target))
+                mention_edges.append((chunk_row, target))
         elif source in names:
             # a relation between two names (loaded knowledge, an LLM extractor): the
             # passages about either end refer to the other end

@@ -8,7 +8,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from llama_index.core.schema import NodeRelationship, RelatedNodeInfo, TextNode
+from llama_index.core.schema import BaseNode, NodeRelationship, RelatedNodeInfo, TextNode
 from llama_index.core.vector_stores.types import (
     FilterOperator,
     MetadataFilter,
@@ -89,7 +89,7 @@ class ChromaChunkStore:
         """Add chunks with their vectors (ids are the chunk ids)."""
         if not chunks:
             return
-        nodes = [_to_node(c, e) for c, e in zip(chunks, embeddings, strict=True)]
+        nodes: list[BaseNode] = [_to_node(c, e) for c, e in zip(chunks, embeddings, strict=True)]
         self.vector_store.add(nodes)
 
     def delete_documents(self, doc_ids: Sequence[str]) -> None:
@@ -171,7 +171,7 @@ def to_metadata_filters(filters: dict[str, Any] | None) -> MetadataFilters | Non
     """``{"field": value}`` (equality) or ``{"field": [a, b]}`` (any of) as LlamaIndex filters."""
     if not filters:
         return None
-    items = []
+    items: list[MetadataFilter | MetadataFilters] = []
     for key, value in filters.items():
         if isinstance(value, list | tuple | set):
             items.append(MetadataFilter(key=key, value=list(value), operator=FilterOperator.IN))
