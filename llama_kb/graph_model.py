@@ -4,13 +4,16 @@ Nodes (ids are URI-like, as in seed 003):
 
 * ``doc:<doc_id>`` label ``document``, name = the document title;
 * chunk ids from the chunker, label ``text_chunk`` (LlamaIndex ``ChunkNode``), text = chunk;
-* ``entity:<name-key>`` label ``entity``, name = the entity's surface name.
+* ``entity:<name-key>`` label ``entity``, name = the entity's surface name;
+* ``section:<name-key>`` label ``section``, name = a section heading (a label for where a
+  chunk sits, not a named thing: chunks are never linked to it by mention).
 
 Relations carry a traversal cost ``weight`` in 0..1 (0 = always loaded together):
 
 * chunk ``PART_OF`` document (0.0);
 * chunk ``MENTIONS`` document or entity (0.5), property ``signal`` says how it was found
-  (``name``, ``heading``, ``llm``);
+  (``name``, ``llm``);
+* chunk ``IN_SECTION`` section (0.5);
 * chunk ``LINKS_TO`` document (0.5), from a link in the source.
 
 Relations produced by LLM extractors or loaded knowledge keep their own labels and weights.
@@ -29,10 +32,12 @@ from llama_kb.types import SourceDocument, TextChunk
 DOCUMENT = "document"
 CHUNK = "text_chunk"
 ENTITY = "entity"
+SECTION = "section"
 
 PART_OF = "PART_OF"
 MENTIONS = "MENTIONS"
 LINKS_TO = "LINKS_TO"
+IN_SECTION = "IN_SECTION"
 
 MENTION_COST = 0.5
 
@@ -82,6 +87,11 @@ def placeholder_document_node(doc_id: str) -> NamedNode:
 def entity_node(name: str, **properties: Any) -> NamedNode:
     """An entity node with a stable id derived from ``name``."""
     return NamedNode(id_=entity_node_id(name), name=name, label=ENTITY, properties=properties)
+
+
+def section_node(heading: str) -> NamedNode:
+    """The node of a section heading, shared by every chunk under a heading of that name."""
+    return NamedNode(id_=f"section:{name_key(heading)}", name=heading, label=SECTION)
 
 
 def chunk_node(chunk: TextChunk) -> ChunkNode:

@@ -74,10 +74,10 @@ def test_ingest_search_and_retrieve(kb: KnowledgeBase, docs_dir: Path) -> None:
     assert context.unstructured and context.structured_facts
     facts = {(f.subject, f.predicate, f.object) for f in context.structured_facts}
     assert ("Ingestion Pipeline", gm.LINKS_TO, "Document Interpreter") in facts
-    assert {h.doc_id for h in context.unstructured[:2]} == {
-        doc_id(docs_dir, "ingestion-pipeline.md"),
-        doc_id(docs_dir, "document-interpreter.md"),
-    }
+    both = {doc_id(docs_dir, "ingestion-pipeline.md"), doc_id(docs_dir, "document-interpreter.md")}
+    assert both <= {h.doc_id for h in context.unstructured}
+    top = context.unstructured[0]  # the passage that ties the two entities together
+    assert top.doc_id in both and "Ingestion Pipeline" in top.text
     assert_consistent(kb)
 
 

@@ -109,8 +109,8 @@ def test_graph_without_llm(example_kb: KnowledgeBase, docs_dir: Path) -> None:
     # a known title mentioned in plain text (team.txt names the Document Interpreter)
     team = gm.doc_node_id((docs_dir / "team.txt").resolve().as_posix())
     assert any(chunks_of[s] == team and t == interpreter_doc for s, t in mentions)
-    # headings become entities
-    assert graph.count_nodes(gm.ENTITY) >= 3
+    # headings become section nodes
+    assert graph.count_nodes(gm.SECTION) >= 3
 
 
 def test_unchanged_reingest_embeds_nothing(tmp_path: Path, embedding, docs_dir: Path) -> None:

@@ -162,7 +162,8 @@ def test_from_existing_indexes_without_reingesting(tmp_path: Path, embedding):
     )
     retriever = UnifiedContextRetriever.from_indexes(vector_index, graph_index, top_k=2)
     context = retriever.retrieve_context("Who directed Sleep, My Love?")
-    assert context.unstructured[0].chunk_id == "n1"
+    assert "n1" in [h.chunk_id for h in context.unstructured]
+    assert [e["name"] for e in context.trace["linked_entities"]] == ["Sleep, My Love"]
     facts = {(f.subject, f.predicate, f.object) for f in context.structured_facts}
     assert ("Douglas Sirk", "DIRECTED", "Sleep, My Love") in facts
     assert store._collection.count() == 3  # nothing was re-ingested

@@ -47,7 +47,10 @@ class GraphExtractor(Protocol):
 
 
 class StructureExtractor:
-    """Section headings become entities; links to other documents become ``LINKS_TO``.
+    """Section headings become ``section`` nodes (``IN_SECTION``); links ``LINKS_TO``.
+
+    Sections are not mentions: generic headings ("Owner", "Setup") would otherwise tie
+    unrelated documents together in the retrieval graph.
 
     A link whose target looks like a file (``guide.md``, ``../api/x.html#part``) points to
     the document at that path; a wiki link (``[[Name]]``) points to the entity ``Name``.
@@ -61,12 +64,10 @@ class StructureExtractor:
         for chunk in chunks:
             heading = _innermost_heading(chunk.metadata.get("heading_path"))
             if heading and gm.entity_node_id(heading) != title_key:
-                node = gm.entity_node(heading)
+                node = gm.section_node(heading)
                 fragment.nodes.append(node)
                 fragment.relations.append(
-                    gm.relation(
-                        chunk.chunk_id, gm.MENTIONS, node.id, gm.MENTION_COST, signal="heading"
-                    )
+                    gm.relation(chunk.chunk_id, gm.IN_SECTION, node.id, gm.MENTION_COST)
                 )
         for target in doc.links:
             link = self._link(doc, target, chunks)

@@ -321,7 +321,8 @@ class IngestionPipeline:
         self.graph.upsert_nodes(
             [gm.placeholder_document_node(d) for d in doc_ids if gm.doc_node_id(d) in linked]
         )
-        self.graph.delete_orphan_entities(label=gm.ENTITY)
+        for label in (gm.ENTITY, gm.SECTION):
+            self.graph.delete_orphan_entities(label=label)
         self.manifest.delete_documents(doc_ids)
 
     # -- linking ----------------------------------------------------------------------

@@ -47,6 +47,7 @@ HIT_SEEDS = 10
 HIT_SEED_MASS = 0.3
 HIT_TEMPERATURE = 0.05
 BASE_SHARE = 0.03
+COVERAGE_BONUS = 0.1
 REFINE_FROM_TOP = 3
 
 
@@ -356,6 +357,11 @@ class ContextEngine:
         }
         peak = walk.max()
         final = (walk / peak if peak > 0 else walk) + BASE_SHARE * base
+        if len(plan.entity_ids) > 1:
+            # a chunk that ties together several of the query's entities answers how they
+            # relate; PPR alone ranks every chunk of an entity's document alike
+            covered = snapshot.graph.coverage(plan.entity_ids)
+            final += COVERAGE_BONUS * np.maximum(covered - 1, 0)
         order = top_rows(final, plan.options.top_k, plan.mask)
         dense_rank = {h.chunk_id: i for i, h in enumerate(dense, 1)}
         lexical_rank = _rank_of(lexical, plan.mask) if lexical is not None else {}

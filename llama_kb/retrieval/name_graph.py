@@ -4,7 +4,8 @@ Chunks link to the *names* (document and entity nodes) they belong to (``T``: th
 document title of the chunk, via ``PART_OF``) and mention (``M``: ``MENTIONS``,
 ``LINKS_TO``). A walk alternates chunk -> name -> chunk with transitions
 
-* chunk -> name: row-normalised ``(T + M) · diag(idf)`` (rare names carry more mass);
+* chunk -> name: row-normalised ``(T + M) · diag(idf)`` (rare names carry more mass; names
+  that lead back to a single chunk are skipped);
 * name -> chunk: row-normalised ``(title_pull · T + M)ᵀ`` (a name mostly leads to its own
   document, not to every chunk that mentions it — this lopsidedness matters most).
 
@@ -38,6 +39,8 @@ class NameGraph:
     name_to_chunk: sp.csr_matrix
     into_chunks: sp.csr_matrix
     into_names: sp.csr_matrix
+    incidence: sp.csr_matrix
+    """Binary chunk x name matrix: the chunk belongs to or mentions the name."""
 
     @property
     def n_chunks(self) -> int:
@@ -75,7 +78,12 @@ class NameGraph:
         either = titles + mentions
         df = np.asarray((either > 0).sum(axis=0)).ravel()
         idf = np.log(1.0 + max(n_chunks, 1) / np.maximum(df, 1))
-        chunk_to_name = _row_normalise(either @ sp.diags(idf))
+        # A name only one chunk mentions (and no document is titled), such as a section
+        # heading, leads nowhere but back: walks do not enter it, though a seed on it
+        # still reaches its chunk.
+        titled = np.asarray(titles.sum(axis=0)).ravel() > 0
+        dead_end = (df <= 1) & ~titled
+        chunk_to_name = _row_normalise(either @ sp.diags(np.where(dead_end, 0.0, idf)))
         name_to_chunk = _row_normalise((title_pull * titles + mentions).T.tocsr())
         names = tuple(sorted(name_index, key=name_index.__getitem__))
         return cls(
@@ -85,6 +93,7 @@ class NameGraph:
             name_to_chunk,
             name_to_chunk.T.tocsr(),
             chunk_to_name.T.tocsr(),
+            (either > 0).astype(float).tocsr(),
         )
 
     def personalized_pagerank(
@@ -139,6 +148,13 @@ class NameGraph:
                     vector.eliminate_zeros()
             rank_c, rank_n = next_c, next_n
         return np.asarray(rank_c.todense()).ravel()
+
+    def coverage(self, node_ids: Sequence[str]) -> np.ndarray:
+        """For every chunk, how many of ``node_ids`` it belongs to or mentions."""
+        wanted = np.zeros(len(self.name_ids))
+        cols = [self.name_index[n] for n in node_ids if n in self.name_index]
+        wanted[cols] = 1.0
+        return np.asarray(self.incidence @ wanted).ravel()
 
     def name_vector(self, node_ids: Sequence[str]) -> np.ndarray:
         """Seed vector spreading unit mass evenly over the known ``node_ids``."""

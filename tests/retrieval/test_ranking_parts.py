@@ -119,3 +119,17 @@ def test_fuzzy_linker_preselects_by_trigrams_and_links_by_embedding(embedding) -
         ("Vector Indexr", "b"),
     ]
     assert linker.link(["Completely Unrelated"]) == []
+
+
+def test_coverage_counts_the_query_entities_a_chunk_touches(chain_graph: NameGraph) -> None:
+    assert list(chain_graph.coverage(["A", "B"])) == [2.0, 1.0, 0.0, 0.0]
+    assert not chain_graph.coverage(["nobody"]).any()
+
+
+def test_a_name_only_one_chunk_mentions_is_not_a_loop() -> None:
+    # chunk 0 is about A and is the only one to mention X; chunk 1 is also about A
+    graph = NameGraph.build(2, [(0, "A"), (1, "A")], [(0, "X")])
+    scores = graph.personalized_pagerank(np.zeros(2), graph.name_vector(["A"]))
+    assert scores[0] == pytest.approx(scores[1])  # X does not pump mass back into chunk 0
+    seeded = graph.personalized_pagerank(np.zeros(2), graph.name_vector(["X"]))
+    assert seeded[0] > seeded[1]  # but a seed on X still reaches its chunk
