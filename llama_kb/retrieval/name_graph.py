@@ -101,7 +101,7 @@ class NameGraph:
         chunk_seeds: np.ndarray,
         name_seeds: np.ndarray,
         damping: float = DAMPING,
-        max_iter: int = 30,
+        max_iter: int = 15,
         tol: float = 1e-6,
         sparse: bool | None = None,
     ) -> np.ndarray:
