@@ -1,0 +1,9 @@
+"""Framework faces over the core: they convert, they never re-implement retrieval.
+
+* :mod:`llama_kb.integrations.llamaindex`: ``UnifiedContextRetriever`` and
+  ``UnifiedQueryEngine`` (LlamaIndex ``BaseRetriever`` / query engine).
+
+A face may import anything below it (the facade, retrieval, knowledge, stores, the ground
+floor); nothing in the core imports a face at module level. The LangChain face lives in the
+sibling package ``langchain_kb``.
+"""
