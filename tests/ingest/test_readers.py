@@ -385,9 +385,9 @@ HTML = """<!DOCTYPE html>
 
 @pytest.fixture(params=["lxml", "html.parser"])
 def html_parser(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    from llama_kb.ingest import readers
+    from llama_kb.ingest.readers import html
 
-    monkeypatch.setattr(readers, "_html_parser", lambda: request.param)
+    monkeypatch.setattr(html, "_html_parser", lambda: request.param)
     return str(request.param)
 
 
