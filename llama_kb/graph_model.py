@@ -6,7 +6,9 @@ Nodes (ids are URI-like, as in seed 003):
 * chunk ids from the chunker, label ``text_chunk`` (LlamaIndex ``ChunkNode``), text = chunk;
 * ``entity:<name-key>`` label ``entity``, name = the entity's surface name;
 * ``section:<name-key>`` label ``section``, name = a section heading (a label for where a
-  chunk sits, not a named thing: chunks are never linked to it by mention).
+  chunk sits, not a named thing: chunks are never linked to it by mention);
+* ``symbol:<qualified name>`` label ``symbol``, a code definition (function, class, method)
+  or an imported module (``module:<name>``, label ``symbol`` too).
 
 Relations carry a traversal cost ``weight`` in 0..1 (0 = always loaded together):
 
@@ -14,7 +16,9 @@ Relations carry a traversal cost ``weight`` in 0..1 (0 = always loaded together)
 * chunk ``MENTIONS`` document or entity (0.5), property ``signal`` says how it was found
   (``name``, ``llm``);
 * chunk ``IN_SECTION`` section (0.5);
-* chunk ``LINKS_TO`` document (0.5), from a link in the source.
+* chunk ``LINKS_TO`` document (0.5), from a link in the source;
+* code: chunk ``DEFINES`` symbol (0.0), symbol ``MEMBER_OF`` symbol (0.0), symbol ``CALLS``
+  symbol (0.5), chunk ``IMPORTS`` module (0.5).
 
 Relations produced by LLM extractors or loaded knowledge keep their own labels and weights.
 """
@@ -33,6 +37,7 @@ DOCUMENT = "document"
 CHUNK = "text_chunk"
 ENTITY = "entity"
 SECTION = "section"
+SYMBOL = "symbol"
 
 PART_OF = "PART_OF"
 MENTIONS = "MENTIONS"

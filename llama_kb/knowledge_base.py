@@ -15,9 +15,12 @@ from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_kb.config import KBConfig
 from llama_kb.embeddings import embedding_fingerprint, resolve_embedding
 from llama_kb.errors import KnowledgeBaseError
+from llama_kb.ingest.documents import to_source_documents
 from llama_kb.ingest.extractors import GraphExtractor, StructureExtractor
+from llama_kb.ingest.lifecycle import StoredDocument, rebuild, stored_documents
 from llama_kb.ingest.manifest import Manifest
 from llama_kb.ingest.pipeline import IngestionPipeline
+from llama_kb.ingest.sources import FilesAdapter
 from llama_kb.knowledge import (
     KnowledgeProvider,
     LoadReport,
@@ -160,36 +163,83 @@ class KnowledgeBase:
 
     def ingest(
         self,
-        paths: str | Path | Sequence[str | Path],
+        paths: str | Path | FilesAdapter | Sequence[str | Path],
         *,
         include: Sequence[str] = (),
         exclude: Sequence[str] = (),
         prune: bool = False,
         show_progress: bool = False,
+        root: str | Path | None = None,
     ) -> IngestReport:
         """Add, update or (with ``prune``) remove documents; unchanged files cost nothing.
 
         Args:
-            paths: Files and/or directories (searched recursively).
+            paths: Files and/or directories (searched recursively), or a source
+                (:class:`~llama_kb.ingest.sources.FilesAdapter`, e.g. ``FsspecFiles``).
             include: Glob patterns a file must match (relative to its directory argument).
             exclude: Glob patterns that skip a file.
-            prune: Also delete documents whose source file no longer exists.
+            prune: Also delete documents whose source file no longer exists (for a source or
+                a ``root``: is no longer listed under it).
             show_progress: Show a progress bar.
+            root: Key documents by their path relative to this directory, so the same tree
+                copied or moved elsewhere keeps its ids (copies with the same content are
+                recognised by hash and not stored twice). Default: absolute paths.
 
         Returns:
             What was added, updated, unchanged, removed, and what failed (with reasons).
         """
+        if isinstance(paths, FilesAdapter):
+            return self._pipeline.run_source(paths, prune=prune, show_progress=show_progress)
         if isinstance(paths, str | Path):
             paths = [paths]
         return self._pipeline.run(
-            paths, include=include, exclude=exclude, prune=prune, show_progress=show_progress
+            paths,
+            include=include,
+            exclude=exclude,
+            prune=prune,
+            show_progress=show_progress,
+            root=root,
         )
 
+    def add_documents(
+        self, documents: Sequence[Any], *, ids: Sequence[str] | None = None
+    ) -> IngestReport:
+        """Ingest in-memory documents through the same incremental pipeline as files.
+
+        Args:
+            documents: LlamaIndex ``Document`` / ``TextNode``, LangChain ``Document``, ``str``
+                (see :mod:`llama_kb.ingest.documents` for how ids and metadata are taken).
+            ids: Optional ids, one per document.
+
+        Returns:
+            The report; unchanged documents (same id and content) are not embedded again.
+        """
+        return self._pipeline.add_documents(to_source_documents(documents, ids))
+
+    def delete(self, ids: Sequence[str]) -> list[str]:
+        """Delete documents by id, or by LlamaIndex ``ref_doc_id``; returns the ids deleted.
+
+        Vectors, chunk and document nodes and the graph facts drawn from them go; a later
+        ``ingest`` or ``add_documents`` of the same content adds them again.
+        """
+        return self._pipeline.delete(ids)
+
     def remove(self, doc_ids: Sequence[str]) -> list[str]:
-        """Delete documents by id; returns the ids that existed."""
+        """Delete documents by id; returns the ids that existed (see :meth:`delete`)."""
         known = list(self.manifest.documents_by_id(doc_ids))
         self._pipeline.remove_documents(known)
         return known
+
+    def documents(self) -> list[StoredDocument]:
+        """What is stored: id, source, location, hash, chunks, access, ingested at."""
+        return stored_documents(self._pipeline)
+
+    def rebuild(
+        self, sources: Sequence[FilesAdapter] = (), *, show_progress: bool = False
+    ) -> IngestReport:
+        """Re-derive chunks, graph and indexes from the stored sources (after a chunking or
+        extractor change); remote sources must be passed in ``sources``."""
+        return rebuild(self._pipeline, sources, show_progress=show_progress)
 
     # -- queries ----------------------------------------------------------------------
 

@@ -74,7 +74,11 @@ class IngestReport:
     unchanged: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     failed: list[IngestFailure] = field(default_factory=list)
+    duplicates: list[str] = field(default_factory=list)
+    """Files not ingested because another source holds the same content (copies)."""
     chunks_embedded: int = 0
+    chunks_over_window: int = 0
+    """Chunks longer than the embedding model reads (their ends are not embedded); target 0."""
     seconds: float = 0.0
 
     @property
@@ -88,12 +92,21 @@ class IngestReport:
             f"added {len(self.added)}, updated {len(self.updated)}, "
             f"unchanged {len(self.unchanged)}, removed {len(self.removed)}, "
             f"failed {len(self.failed)} ({self.chunks_embedded} chunks embedded "
-            f"in {self.seconds:.1f}s)"
+            f"in {self.seconds:.1f}s, {self.chunks_over_window} over the model window)"
         )
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-serialisable view."""
         return asdict(self)
+
+    def merge(self, other: IngestReport) -> IngestReport:
+        """Add ``other``'s lists and counts to this report; returns this report."""
+        for name in ("added", "updated", "unchanged", "removed", "failed", "duplicates"):
+            getattr(self, name).extend(getattr(other, name))
+        self.chunks_embedded += other.chunks_embedded
+        self.chunks_over_window += other.chunks_over_window
+        self.seconds += other.seconds
+        return self
 
 
 @dataclass(frozen=True)

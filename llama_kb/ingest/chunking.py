@@ -1,4 +1,7 @@
-"""Character-based chunking of :class:`~llama_kb.types.SourceDocument` objects.
+"""Chunking of :class:`~llama_kb.types.SourceDocument` objects; the character chunker.
+
+The token-aware splitter lives in :mod:`~llama_kb.ingest.token_chunking`; both produce
+chunks through :func:`chunk_document` (ids, hashes, metadata).
 
 Each segment is cut on its own (text never crosses a segment, so a chunk has one page or
 one heading path). A chunk holds at most ``chunk_size`` characters and starts about
@@ -12,12 +15,13 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 from llama_kb.errors import ConfigurationError
-from llama_kb.types import SourceDocument, TextChunk
+from llama_kb.types import Segment, SourceDocument, TextChunk
 
-__all__ = ["chunk_document", "chunk_id", "chunk_text"]
+__all__ = ["Splitter", "chunk_document", "chunk_id", "chunk_text"]
 
 _BREAK_WINDOW = 0.2
 _NON_SPACE = re.compile(r"\S")
@@ -120,7 +124,7 @@ def _scalar_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in metadata.items():
         name = str(key)
-        if value is None:
+        if value is None or name.startswith("_"):
             continue
         if isinstance(value, (str, int, float, bool)):
             out[name] = value
@@ -134,15 +138,26 @@ def _scalar_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+Splitter = Callable[[Segment, "str | None"], list[tuple[int, str]]]
+"""Cuts one segment (of a document with the given title) into ``(start, text)`` pieces."""
+
+
 def chunk_document(
-    doc: SourceDocument, chunk_size: int = 1000, chunk_overlap: int = 200
+    doc: SourceDocument,
+    chunk_size: int = 1000,
+    chunk_overlap: int = 200,
+    *,
+    splitter: Splitter | None = None,
 ) -> list[TextChunk]:
     """Cut a document into chunks ready to embed, segment by segment.
 
     Args:
         doc: The document.
-        chunk_size: Maximum characters per chunk.
-        chunk_overlap: About how many characters consecutive chunks of one segment share.
+        chunk_size: Maximum characters per chunk (ignored with ``splitter``).
+        chunk_overlap: About how many characters consecutive chunks of one segment share
+            (ignored with ``splitter``).
+        splitter: Cuts each segment instead of the character chunker (e.g. the token-aware
+            :class:`~llama_kb.ingest.token_chunking.TokenSplitter`).
 
     Returns:
         The chunks in document order. ``chunk_index`` counts from 0 across the document;
@@ -151,18 +166,23 @@ def chunk_document(
         metadata with ``doc_id``, ``source_path``, ``chunk_index``, ``start_char`` (offset in
         the segment), ``content_hash`` and ``title`` (when the document has one); values are
         str, int, float or bool (``heading_path`` becomes ``"Top > Sub"``, other lists and
-        dicts JSON text, ``None`` values are dropped).
+        dicts JSON text, ``None`` values and keys starting with ``_`` are dropped).
 
     Raises:
         ConfigurationError: ``chunk_size`` is not positive or ``chunk_overlap`` is not in
             ``[0, chunk_size)``.
     """
-    _validate(chunk_size, chunk_overlap)
+    if splitter is None:
+        _validate(chunk_size, chunk_overlap)
+
+        def splitter(segment: Segment, title: str | None) -> list[tuple[int, str]]:
+            return chunk_text(segment.text, chunk_size, chunk_overlap)
+
     base = _scalar_metadata(doc.metadata)
     chunks: list[TextChunk] = []
     for segment in doc.segments:
         segment_metadata = {**base, **_scalar_metadata(segment.metadata)}
-        for start, text in chunk_text(segment.text, chunk_size, chunk_overlap):
+        for start, text in splitter(segment, doc.title):
             index = len(chunks)
             content_hash = hashlib.sha256(text.encode()).hexdigest()
             metadata = dict(segment_metadata)

@@ -36,17 +36,44 @@ CREATE INDEX IF NOT EXISTS documents_by_source ON documents(source_path);
 CREATE TABLE IF NOT EXISTS flags (
     name TEXT PRIMARY KEY
 );
+CREATE TABLE IF NOT EXISTS inline_documents (
+    doc_id TEXT PRIMARY KEY,
+    payload TEXT NOT NULL
+);
 """
+# Columns added after the first release: (table, column, declaration).
+_ADDED_COLUMNS = (
+    ("sources", "location", "TEXT NOT NULL DEFAULT ''"),
+    ("sources", "origin", "TEXT NOT NULL DEFAULT ''"),
+    ("sources", "etag", "TEXT"),
+    ("documents", "access", "TEXT"),
+)
+_SOURCE_COLUMNS = "path, size, mtime_ns, sha256, location, origin, etag"
+_DOC_COLUMNS = "doc_id, source_path, content_hash, title, chunk_count, status, access, updated_at"
 
 
 @dataclass(frozen=True)
 class SourceRecord:
-    """A source file as last ingested."""
+    """A source file as last ingested.
+
+    Attributes:
+        path: The source's key: its path relative to the declared root, its absolute path
+            when no root was declared, or ``inline:<id>`` for documents added in memory.
+        size: Size in bytes.
+        mtime_ns: Modification time (0 when the source has none).
+        sha256: Content hash and pipeline fingerprint.
+        location: Where it was last read (absolute path or URL).
+        origin: The root it was listed under (URI), ``""`` without a declared root.
+        etag: The remote store's ETag, when it gives one.
+    """
 
     path: str
     size: int
     mtime_ns: int
     sha256: str
+    location: str = ""
+    origin: str = ""
+    etag: str | None = None
 
 
 @dataclass(frozen=True)
@@ -59,6 +86,8 @@ class DocumentRecord:
     title: str | None
     chunk_count: int
     status: str
+    access: str | None = None
+    updated_at: float = 0.0
 
 
 class Manifest:
@@ -69,6 +98,11 @@ class Manifest:
         self._conn = sqlite3.connect(str(path), check_same_thread=False)
         self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.executescript(_SCHEMA)
+        for table, column, declaration in _ADDED_COLUMNS:
+            present = {r[1] for r in self._conn.execute(f"PRAGMA table_info({table})")}
+            if column not in present:
+                self._conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declaration}")
+        self._conn.execute("CREATE INDEX IF NOT EXISTS sources_by_hash ON sources(sha256)")
 
     def close(self) -> None:
         """Close the database."""
@@ -79,25 +113,43 @@ class Manifest:
         """The record for ``path``, if it was ingested."""
         with self._lock:
             row = self._conn.execute(
-                "SELECT path, size, mtime_ns, sha256 FROM sources WHERE path = ?", (path,)
+                f"SELECT {_SOURCE_COLUMNS} FROM sources WHERE path = ?", (path,)
             ).fetchone()
         return SourceRecord(*row) if row else None
 
     def sources(self) -> list[SourceRecord]:
         """Every ingested source."""
         with self._lock:
-            rows = self._conn.execute("SELECT path, size, mtime_ns, sha256 FROM sources").fetchall()
+            rows = self._conn.execute(f"SELECT {_SOURCE_COLUMNS} FROM sources").fetchall()
+        return [SourceRecord(*r) for r in rows]
+
+    def sources_with_hash(self, sha256: str) -> list[SourceRecord]:
+        """Sources whose content hash (and pipeline fingerprint) is ``sha256``."""
+        with self._lock:
+            rows = self._conn.execute(
+                f"SELECT {_SOURCE_COLUMNS} FROM sources WHERE sha256 = ?", (sha256,)
+            ).fetchall()
         return [SourceRecord(*r) for r in rows]
 
     def put_source(self, record: SourceRecord) -> None:
         """Record that ``record.path`` is fully ingested at this size, time and hash."""
         with self._lock, self._conn:
             self._conn.execute(
-                "INSERT INTO sources(path, size, mtime_ns, sha256, ingested_at) "
-                "VALUES (?, ?, ?, ?, ?) ON CONFLICT(path) DO UPDATE SET size=excluded.size, "
-                "mtime_ns=excluded.mtime_ns, sha256=excluded.sha256, "
+                "INSERT INTO sources(path, size, mtime_ns, sha256, location, origin, etag, "
+                "ingested_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(path) DO UPDATE SET "
+                "size=excluded.size, mtime_ns=excluded.mtime_ns, sha256=excluded.sha256, "
+                "location=excluded.location, origin=excluded.origin, etag=excluded.etag, "
                 "ingested_at=excluded.ingested_at",
-                (record.path, record.size, record.mtime_ns, record.sha256, time.time()),
+                (
+                    record.path,
+                    record.size,
+                    record.mtime_ns,
+                    record.sha256,
+                    record.location,
+                    record.origin,
+                    record.etag,
+                    time.time(),
+                ),
             )
 
     def delete_source(self, path: str) -> None:
@@ -107,7 +159,7 @@ class Manifest:
 
     def documents(self, source_path: str | None = None) -> list[DocumentRecord]:
         """Documents of one source, or all documents."""
-        sql = "SELECT doc_id, source_path, content_hash, title, chunk_count, status FROM documents"
+        sql = f"SELECT {_DOC_COLUMNS} FROM documents"
         args: tuple[str, ...] = ()
         if source_path is not None:
             sql += " WHERE source_path = ?"
@@ -125,8 +177,7 @@ class Manifest:
                 part = ids[start : start + 500]
                 marks = ",".join("?" * len(part))
                 rows = self._conn.execute(
-                    "SELECT doc_id, source_path, content_hash, title, chunk_count, status "
-                    f"FROM documents WHERE doc_id IN ({marks})",
+                    f"SELECT {_DOC_COLUMNS} FROM documents WHERE doc_id IN ({marks})",
                     part,
                 ).fetchall()
                 found.update((r[0], DocumentRecord(*r)) for r in rows)
@@ -140,16 +191,16 @@ class Manifest:
             ).fetchall()
         return {r[0] for r in rows}
 
-    def mark_pending(self, docs: Sequence[tuple[str, str, str | None]]) -> None:
-        """Mark ``(doc_id, source_path, title)`` as being rewritten."""
+    def mark_pending(self, docs: Sequence[tuple[str, str, str | None, str | None]]) -> None:
+        """Mark ``(doc_id, source_path, title, access)`` as being rewritten."""
         now = time.time()
         with self._lock, self._conn:
             self._conn.executemany(
                 "INSERT INTO documents(doc_id, source_path, content_hash, title, status, "
-                "updated_at) VALUES (?, ?, '', ?, 'pending', ?) ON CONFLICT(doc_id) DO UPDATE "
-                "SET source_path=excluded.source_path, status='pending', "
-                "updated_at=excluded.updated_at",
-                [(d, s, t, now) for d, s, t in docs],
+                "access, updated_at) VALUES (?, ?, '', ?, 'pending', ?, ?) ON CONFLICT(doc_id) "
+                "DO UPDATE SET source_path=excluded.source_path, status='pending', "
+                "title=excluded.title, access=excluded.access, updated_at=excluded.updated_at",
+                [(d, s, t, a, now) for d, s, t, a in docs],
             )
 
     def mark_ready(self, docs: Sequence[tuple[str, str, int]]) -> None:
@@ -163,11 +214,26 @@ class Manifest:
             )
 
     def delete_documents(self, doc_ids: Sequence[str]) -> None:
-        """Forget documents."""
+        """Forget documents (and the stored text of documents added in memory)."""
+        with self._lock, self._conn:
+            rows = [(d,) for d in doc_ids]
+            self._conn.executemany("DELETE FROM documents WHERE doc_id = ?", rows)
+            self._conn.executemany("DELETE FROM inline_documents WHERE doc_id = ?", rows)
+
+    def put_inline(self, payloads: Sequence[tuple[str, str]]) -> None:
+        """Keep ``(doc_id, json)`` of documents added in memory, so a rebuild can redo them."""
         with self._lock, self._conn:
             self._conn.executemany(
-                "DELETE FROM documents WHERE doc_id = ?", [(d,) for d in doc_ids]
+                "INSERT OR REPLACE INTO inline_documents(doc_id, payload) VALUES (?, ?)", payloads
             )
+
+    def inline_payloads(self) -> list[str]:
+        """The stored JSON of every document added in memory."""
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT payload FROM inline_documents ORDER BY doc_id"
+            ).fetchall()
+        return [r[0] for r in rows]
 
     def flag(self, name: str) -> bool:
         """Whether the persistent flag ``name`` is set."""

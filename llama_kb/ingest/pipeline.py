@@ -1,10 +1,12 @@
-"""Incremental ingestion: files -> documents -> chunks -> vectors and graph.
+"""Incremental ingestion: files or in-memory documents -> chunks -> vectors and graph.
 
-Per run: discover files; skip those whose size, mtime (or hash) and pipeline settings are
-unchanged; read the rest; compare each document's content hash with the manifest; embed
-and store only new or changed documents, in batches; delete documents that disappeared
-from their source (and, with ``prune``, those whose file is gone); finally link chunks to
-the names in the graph (new chunks against all names, old chunks against new names).
+Per run: list a source's files (local paths or any ``FilesAdapter``); skip those whose size
+and mtime (or ETag, or content hash) and pipeline settings are unchanged; read the rest;
+compare each document's content hash with the manifest; embed and store only new or
+changed documents, in batches; delete documents that disappeared from their source (and,
+with ``prune``, those whose file is gone); finally link chunks to the names in the graph
+(new chunks against all names, old chunks against new names). Documents added in memory
+(:meth:`IngestionPipeline.add_documents`) take the same path.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import hashlib
 import json
 import logging
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,20 +26,26 @@ from tqdm.auto import tqdm
 from llama_kb import graph_model as gm
 from llama_kb.config import ChunkingConfig
 from llama_kb.errors import BackendUnavailable, DocumentError, LlamaKBError
-from llama_kb.ingest.chunking import chunk_document
+from llama_kb.ingest._doc_codec import document_hash, document_json
+from llama_kb.ingest.chunker import Chunker, embedding_text
+from llama_kb.ingest.documents import INLINE_PREFIX
 from llama_kb.ingest.extractors import GraphExtractor
-from llama_kb.ingest.linking import mention_relations
+from llama_kb.ingest.linking import link_chunks
 from llama_kb.ingest.manifest import Manifest, SourceRecord
-from llama_kb.ingest.readers import read_path
-from llama_kb.ingest.sources import discover_files
-from llama_kb.names import NameMatcher
+from llama_kb.ingest.source_reading import fetch
+from llama_kb.ingest.sources.local_adapter import LocalFiles
+from llama_kb.ingest.sources.protocol import FileInfo, FilesAdapter
 from llama_kb.stores.chroma_vector import ChromaChunkStore
 from llama_kb.stores.graph import KBGraphStore
 from llama_kb.types import IngestFailure, IngestReport, SourceDocument, TextChunk
 
 logger = logging.getLogger(__name__)
 
-PIPELINE_VERSION = "1"
+__all__ = ["INLINE_ORIGIN", "INLINE_PREFIX", "IngestionPipeline", "embedding_text"]
+
+PIPELINE_VERSION = "2"
+INLINE_ORIGIN = "inline"
+"""The ``origin`` of sources grouping documents added in memory (keys ``inline:<ref id>``)."""
 RELINK_FLAG = "relink_pending"
 _BATCH_CHUNKS = 512
 
@@ -54,14 +62,6 @@ class _SourceWork:
     """Documents whose name no older chunk may have been linked to yet (new or unfinished)."""
     vanished: list[str] = field(default_factory=list)
     failed: bool = False
-
-
-def embedding_text(chunk: TextChunk) -> str:
-    """The text embedded for a chunk: its title (when not already leading) and its text."""
-    title = chunk.metadata.get("title")
-    if isinstance(title, str) and title and not chunk.text.lstrip("# ").startswith(title):
-        return f"{title}\n{chunk.text}"
-    return chunk.text
 
 
 class IngestionPipeline:
@@ -90,6 +90,7 @@ class IngestionPipeline:
         self.graph = graph
         self.embedding = embedding
         self.chunking = chunking
+        self.chunker = Chunker(chunking, embedding)
         self.extractors = list(extractors)
         self._fingerprint = hashlib.sha256(
             json.dumps(
@@ -104,13 +105,74 @@ class IngestionPipeline:
         exclude: Sequence[str] = (),
         prune: bool = False,
         show_progress: bool = False,
+        root: str | Path | None = None,
     ) -> IngestReport:
-        """Ingest ``paths`` (files or directories); see the module docstring."""
+        """Ingest local ``paths`` (files or directories); see the module docstring.
+
+        With ``root``, documents are keyed by their path relative to it (see
+        :class:`~llama_kb.ingest.sources.local_adapter.LocalFiles`).
+        """
+        return self.run_source(
+            LocalFiles(root, paths, include, exclude), prune=prune, show_progress=show_progress
+        )
+
+    def run_source(
+        self, source: FilesAdapter, prune: bool = False, show_progress: bool = False
+    ) -> IngestReport:
+        """Ingest every file a :class:`FilesAdapter` lists; ``prune`` drops unlisted ones."""
         started = time.perf_counter()
         report = IngestReport()
-        discovery = discover_files(paths, include=include, exclude=exclude)
-        report.failed.extend(discovery.failures)
-        works = self._plan(discovery.files, report)
+        try:
+            infos = list(source.list())
+        except OSError as e:
+            report.failed.append(IngestFailure(source.root, f"cannot list: {e}"))
+            return self._finish(report, started)
+        report.failed.extend(getattr(source, "failures", ()))
+        works = self._plan(source, infos, report)
+        listed = {i.key for i in infos}
+        return (
+            self._commit(
+                works, report, started, show_progress, lambda: self._prune(source, listed, report)
+            )
+            if prune
+            else self._commit(works, report, started, show_progress)
+        )
+
+    def add_documents(
+        self, docs: Sequence[SourceDocument], show_progress: bool = False
+    ) -> IngestReport:
+        """Ingest documents given in memory; each ``source_path`` groups documents to delete
+        together (``inline:<ref id>``). Unchanged documents cost a hash."""
+        started = time.perf_counter()
+        report = IngestReport()
+        groups: dict[str, list[SourceDocument]] = {}
+        for doc in docs:
+            groups.setdefault(doc.source_path, []).append(doc)
+        works = []
+        seen: dict[str, str] = {}
+        for source_path, group in groups.items():
+            digest = hashlib.sha256("".join(document_hash(d) for d in group).encode())
+            record = SourceRecord(
+                source_path,
+                sum(len(d.text) for d in group),
+                0,
+                digest.hexdigest() + ":" + self._fingerprint,
+                origin=INLINE_ORIGIN,
+            )
+            work = self._compare(record, group, report, seen)
+            work.vanished = []  # adding never removes a document's siblings
+            works.append(work)
+        self.manifest.put_inline([(d.doc_id, document_json(d)) for w in works for d in w.docs])
+        return self._commit(works, report, started, show_progress)
+
+    def _commit(
+        self,
+        works: list[_SourceWork],
+        report: IngestReport,
+        started: float,
+        show_progress: bool,
+        prune: Callable[[], None] | None = None,
+    ) -> IngestReport:
         relink_all = self.manifest.flag(RELINK_FLAG)
         if any(w.docs for w in works):
             # set until linking completes: a run that dies before re-links everything next time
@@ -118,10 +180,10 @@ class IngestionPipeline:
         written = self._write(works, report, show_progress)
         try:
             self._remove_vanished(works, report)
-            if prune:
-                self._prune(report)
+            if prune is not None:
+                prune()
             unlinked = [d for w in works for d in w.unlinked]
-            self._link(written, unlinked, relink_all)
+            link_chunks(self.graph, self.vectors, written, unlinked, relink_all)
         except LlamaKBError as e:
             report.failed.append(IngestFailure("(linking)", f"{e}; the next run completes it"))
             return self._finish(report, started)
@@ -139,39 +201,71 @@ class IngestionPipeline:
 
     # -- planning ---------------------------------------------------------------------
 
-    def _plan(self, files: Sequence[Path], report: IngestReport) -> list[_SourceWork]:
+    def _plan(
+        self, source: FilesAdapter, infos: Sequence[FileInfo], report: IngestReport
+    ) -> list[_SourceWork]:
         pending = self.manifest.pending_sources()
+        listed = {i.key for i in infos}
         seen: dict[str, str] = {}
         works = []
-        for file in files:
-            path = file.as_posix()
+        for info in infos:
+            key = info.key
             try:
-                stat = file.stat()
-                known = self.manifest.source(path)
+                known = self.manifest.source(key)
+                fresh = known is not None and key not in pending
                 if (
-                    known
-                    and path not in pending
+                    fresh
+                    and known
                     and known.sha256.endswith(self._fingerprint)
-                    and (known.size, known.mtime_ns) == (stat.st_size, stat.st_mtime_ns)
+                    and (
+                        (known.size, known.mtime_ns) == (info.size, info.mtime_ns)
+                        or (
+                            info.etag is not None
+                            and (known.etag, known.size) == (info.etag, info.size)
+                        )
+                    )
                 ):
-                    self._keep_unchanged(path, report, seen)
+                    self._keep_unchanged(key, report, seen)
                     continue
-                digest = _file_sha256(file) + ":" + self._fingerprint
-                record = SourceRecord(path, stat.st_size, stat.st_mtime_ns, digest)
-                if known and path not in pending and known.sha256 == digest:
-                    self._keep_unchanged(path, report, seen)
+                fetched = fetch(source, info)
+                digest = fetched.sha256 + ":" + self._fingerprint
+                record = SourceRecord(
+                    key, info.size, info.mtime_ns, digest, source.uri(key), source.root, info.etag
+                )
+                if fresh and known and known.sha256 == digest:
+                    self._keep_unchanged(key, report, seen)
                     self.manifest.put_source(record)
                     continue
-                result = read_path(file)
+                original = self._copy_of(record, listed) if known is None else None
+                if original is not None:
+                    report.duplicates.append(f"{record.location} (same content as {original})")
+                    continue
+                result = fetched.parse()
             except DocumentError as e:
                 report.failed.append(IngestFailure(e.source, e.reason))
                 continue
             except OSError as e:
-                report.failed.append(IngestFailure(path, e.strerror or str(e)))
+                report.failed.append(IngestFailure(source.uri(key), e.strerror or str(e)))
                 continue
             report.failed.extend(result.failures)
             works.append(self._compare(record, result.documents, report, seen))
         return works
+
+    def _copy_of(self, record: SourceRecord, listed: set[str]) -> str | None:
+        """The key of an ingested source with the same content, when ``record`` is a copy.
+
+        Only under a declared root; a source whose file is gone was moved, not copied.
+        """
+        if not record.origin:
+            return None
+        for other in self.manifest.sources_with_hash(record.sha256):
+            if other.path != record.path and (
+                other.path in listed
+                or other.origin != record.origin
+                or (other.location and Path(other.location).exists())
+            ):
+                return other.path
+        return None
 
     def _keep_unchanged(self, path: str, report: IngestReport, seen: dict[str, str]) -> None:
         for doc in self.manifest.documents(path):
@@ -201,7 +295,7 @@ class IngestionPipeline:
                 )
                 continue
             seen[doc.doc_id] = record.path
-            digest = _document_hash(doc)
+            digest = document_hash(doc)
             previous = known.get(doc.doc_id)
             if previous and previous.status == "ready" and previous.content_hash == digest:
                 report.unchanged.append(doc.doc_id)
@@ -228,7 +322,9 @@ class IngestionPipeline:
         total = sum(len(w.docs) for w in works)
         down: BackendUnavailable | None = None
         with tqdm(total=total, desc="Ingesting", unit="doc", disable=not show_progress) as bar:
-            for batch in _batches(works, self.chunking):
+            for batch in self.chunker.batches(
+                ((w, d) for w in works for d in w.docs), _BATCH_CHUNKS
+            ):
                 error: LlamaKBError | None = down  # a server is down: do not embed in vain
                 if error is None:
                     try:
@@ -250,12 +346,15 @@ class IngestionPipeline:
         batch: Sequence[tuple[_SourceWork, SourceDocument, list[TextChunk]]],
         report: IngestReport,
     ) -> list[tuple[str, str, str]]:
-        docs = [(doc.doc_id, doc.source_path, doc.title) for _, doc, _ in batch]
+        docs = [
+            (doc.doc_id, doc.source_path, doc.title, _access(doc.metadata)) for _, doc, _ in batch
+        ]
         self.manifest.mark_pending(docs)
         old = [doc.doc_id for work, doc, _ in batch if doc.doc_id not in work.new_ids]
         if old:
             self._delete_content(old)
         chunks = [c for _, _, cs in batch for c in cs]
+        report.chunks_over_window += self.chunker.over_window(chunks)
         vectors = self.embedding.get_text_embedding_batch([embedding_text(c) for c in chunks])
         self.vectors.add(chunks, vectors)
         owned: list = []
@@ -268,7 +367,9 @@ class IngestionPipeline:
             relations.extend(gm.relation(c.chunk_id, gm.PART_OF, doc_node, 0.0) for c in doc_chunks)
             for extractor in self.extractors:
                 fragment = extractor.extract(doc, doc_chunks)
-                extracted.extend(fragment.nodes)
+                for node in fragment.nodes:  # nodes carrying this doc_id are its own
+                    own = node.properties.get("doc_id") == doc.doc_id
+                    (owned if own else extracted).append(node)
                 relations.extend(fragment.relations)
         self.graph.upsert_nodes(owned + self._missing(extracted, {n.id for n in owned}))
         self.graph.upsert_relations(relations)
@@ -298,13 +399,17 @@ class IngestionPipeline:
                 self.remove_documents(work.vanished)
                 report.removed.extend(work.vanished)
 
-    def _prune(self, report: IngestReport) -> None:
-        for source in self.manifest.sources():
-            if not Path(source.path).exists():
-                gone = [d.doc_id for d in self.manifest.documents(source.path)]
-                self.remove_documents(gone)
-                self.manifest.delete_source(source.path)
-                report.removed.extend(gone)
+    def _prune(self, source: FilesAdapter, listed: set[str], report: IngestReport) -> None:
+        """Remove documents of sources gone from ``source`` (without a root: from disk)."""
+        for record in self.manifest.sources():
+            if record.origin != source.root:
+                continue
+            gone = record.path not in listed if source.root else not Path(record.path).exists()
+            if gone:
+                doc_ids = [d.doc_id for d in self.manifest.documents(record.path)]
+                self.remove_documents(doc_ids)
+                self.manifest.delete_source(record.path)
+                report.removed.extend(doc_ids)
 
     def remove_documents(self, doc_ids: Sequence[str]) -> None:
         """Delete documents everywhere: vectors, chunk and document nodes, manifest.
@@ -321,75 +426,28 @@ class IngestionPipeline:
         self.graph.upsert_nodes(
             [gm.placeholder_document_node(d) for d in doc_ids if gm.doc_node_id(d) in linked]
         )
-        for label in (gm.ENTITY, gm.SECTION):
+        for label in (gm.ENTITY, gm.SECTION, gm.SYMBOL):
             self.graph.delete_orphan_entities(label=label)
+        sources = {d.source_path for d in self.manifest.documents_by_id(doc_ids).values()}
         self.manifest.delete_documents(doc_ids)
+        for source_path in sources:  # read again next time: "remove, then re-ingest" works
+            self.manifest.delete_source(source_path)
 
-    # -- linking ----------------------------------------------------------------------
+    def delete(self, ids: Sequence[str]) -> list[str]:
+        """Delete documents by id, and documents added in memory under a ref id in ``ids``.
 
-    def _link(
-        self,
-        written: Sequence[tuple[str, str, str]],
-        new_doc_ids: Sequence[str],
-        relink_all: bool = False,
-    ) -> None:
-        """Link new chunks to every known name, and older chunks to names of new documents.
-
-        With ``relink_all`` (an earlier run died before linking) every chunk is matched
-        against every name.
+        Returns:
+            The document ids deleted.
         """
-        names = self.graph.named_nodes(labels=(gm.DOCUMENT, gm.ENTITY))
-        if relink_all:
-            written = [
-                (chunk_id, str(meta.get("doc_id", "")), text)
-                for chunk_id, text, meta in self.vectors.iter_chunks()
-            ]
-            new_names = names
-        else:
-            new_names = self.graph.named_nodes(ids=[gm.doc_node_id(d) for d in new_doc_ids])
-        if not written:
-            return
-        matcher = NameMatcher().add_all((name, node_id) for node_id, name, _ in names)
-        relations = mention_relations(written, matcher)
-        written_ids = {chunk_id for chunk_id, _, _ in written}
-        if new_names and not relink_all:
-            fresh = NameMatcher().add_all((name, node_id) for node_id, name, _ in new_names)
-            old_chunks = (
-                (chunk_id, str(meta.get("doc_id", "")), text)
-                for chunk_id, text, meta in self.vectors.iter_chunks()
-                if chunk_id not in written_ids
-            )
-            relations.extend(mention_relations(old_chunks, fresh))
-        self.graph.upsert_relations(relations)
+        found = set(self.manifest.documents_by_id(ids))
+        for ref in ids:
+            found.update(d.doc_id for d in self.manifest.documents(INLINE_PREFIX + ref))
+        doc_ids = sorted(found)
+        self.remove_documents(doc_ids)
+        return doc_ids
 
 
-def _batches(
-    works: Sequence[_SourceWork], chunking: ChunkingConfig
-) -> Iterator[list[tuple[_SourceWork, SourceDocument, list[TextChunk]]]]:
-    batch: list[tuple[_SourceWork, SourceDocument, list[TextChunk]]] = []
-    size = 0
-    for work in works:
-        for doc in work.docs:
-            chunks = chunk_document(doc, chunking.chunk_size, chunking.chunk_overlap)
-            batch.append((work, doc, chunks))
-            size += len(chunks)
-            if size >= _BATCH_CHUNKS:
-                yield batch
-                batch, size = [], 0
-    if batch:
-        yield batch
-
-
-def _file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def _document_hash(doc: SourceDocument) -> str:
-    payload = json.dumps(
-        [doc.title, doc.text, doc.metadata, list(doc.links)], sort_keys=True, default=str
-    )
-    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+def _access(metadata: dict[str, Any]) -> str | None:
+    """The document's access level (``access`` or ``permission`` metadata), if any."""
+    value = metadata.get("access", metadata.get("permission"))
+    return None if value is None else str(value)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -60,11 +61,18 @@ class StructureExtractor:
         chunk_id = next((c.chunk_id for c in chunks if raw in c.text), chunks[0].chunk_id)
         path_part = raw.split("#", 1)[0]
         if "/" in path_part or Path(path_part).suffix.lower() in supported_suffixes():
-            resolved = (Path(doc.source_path).parent / path_part).resolve().as_posix()
+            resolved = _resolve(doc.source_path, path_part)
             if resolved == doc.doc_id:
                 return None
             return gm.placeholder_document_node(resolved), chunk_id
         return gm.entity_node(raw), chunk_id
+
+
+def _resolve(source_path: str, target: str) -> str:
+    """The id of the document at ``target`` relative to ``source_path`` (absolute or a key)."""
+    if Path(source_path).is_absolute():
+        return (Path(source_path).parent / target).resolve().as_posix()
+    return posixpath.normpath(posixpath.join(posixpath.dirname(source_path), target))
 
 
 def _innermost_heading(heading_path: object) -> str | None:

@@ -24,14 +24,14 @@ from __future__ import annotations
 import logging
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from llama_kb.ingest.readers import supported_suffixes
 from llama_kb.types import IngestFailure
 
-__all__ = ["DiscoveryResult", "discover_files"]
+__all__ = ["DiscoveryResult", "discover_files", "path_filter"]
 
 logger = logging.getLogger(__name__)
 
@@ -109,6 +109,21 @@ class _Patterns:
             if any(r.fullmatch(prefix) for r in self.regexes):
                 return True
         return False
+
+
+def path_filter(include: Sequence[str] = (), exclude: Sequence[str] = ()) -> Callable[[str], bool]:
+    """A test for relative ``/``-separated paths: kept by ``include``, not dropped by ``exclude``.
+
+    Hidden files and unsupported suffixes are not checked here (see :func:`discover_files`).
+    """
+    include_patterns, exclude_patterns = _Patterns(include), _Patterns(exclude)
+
+    def keep(relative: str) -> bool:
+        if exclude_patterns.match(relative):
+            return False
+        return not include_patterns or include_patterns.match(relative)
+
+    return keep
 
 
 def _walk(

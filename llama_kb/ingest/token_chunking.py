@@ -1,0 +1,146 @@
+"""Token-aware splitting: chunks sized in the embedding model's tokens, cut on boundaries.
+
+A segment is cut into units, coarsest first: paragraphs (blank lines), then, for a paragraph
+over the budget, sentences (prose) or lines (code, i.e. segments with a ``symbol`` or
+``language`` in their metadata), then lines, then words; a single word longer than the
+budget is cut by characters. Units are packed greedily into chunks of at most the budget;
+a new chunk starts with the last whole units of the previous one up to ``overlap`` tokens.
+
+The budget is the chunk size (capped at the model window) minus the tokens of the title,
+which :func:`~llama_kb.ingest.pipeline.embedding_text` may put in front of a chunk. WordPiece
+tokens never span whitespace, so the count of units joined by whitespace is the sum of their
+counts and every chunk fits.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from llama_kb.config import ChunkingConfig
+from llama_kb.ingest.tokens import TokenCounter
+from llama_kb.types import Segment
+
+__all__ = ["TokenSplitter"]
+
+_PARAGRAPH = re.compile(r"\n[ \t]*\n\s*")
+_SENTENCE = re.compile(r"(?:(?<=[.!?])|(?<=[.!?][\"')\]»”’]))\s+")
+_LINE = re.compile(r"\n+")
+_WORD = re.compile(r"\s+")
+_PROSE_LEVELS = (_PARAGRAPH, _SENTENCE, _LINE, _WORD)
+_CODE_LEVELS = (_PARAGRAPH, _LINE, _WORD)
+_MIN_BUDGET = 16
+
+
+@dataclass(frozen=True)
+class _Unit:
+    start: int
+    end: int
+    tokens: int
+
+
+def _spans(text: str, start: int, end: int, pattern: re.Pattern[str]) -> list[tuple[int, int]]:
+    """Non-blank pieces of ``text[start:end]`` between matches of ``pattern``."""
+    spans: list[tuple[int, int]] = []
+    position = start
+    for match in pattern.finditer(text, start, end):
+        if text[position : match.start()].strip():
+            spans.append((position, match.start()))
+        position = match.end()
+    if text[position:end].strip():
+        spans.append((position, end))
+    return spans
+
+
+class TokenSplitter:
+    """Splits segments into chunks that fit the embedding model (see the module docs).
+
+    Args:
+        counter: Counts tokens as the embedding model does.
+        chunk_size: Maximum tokens per chunk, title included; capped at the window.
+        chunk_overlap: Tokens of whole trailing units repeated at the start of the next chunk.
+    """
+
+    def __init__(self, counter: TokenCounter, chunk_size: int, chunk_overlap: int) -> None:
+        self.counter = counter
+        self.chunk_size = min(chunk_size, counter.window)
+        self.chunk_overlap = chunk_overlap
+        self._title_tokens: dict[str, int] = {}
+
+    @classmethod
+    def from_config(cls, config: ChunkingConfig, counter: TokenCounter) -> TokenSplitter:
+        """The splitter for a :class:`~llama_kb.config.ChunkingConfig` in tokens."""
+        return cls(counter, config.size, config.overlap)
+
+    def budget(self, title: str | None) -> int:
+        """Tokens left for chunk text once the title prefix is counted."""
+        if not title:
+            return self.chunk_size
+        if title not in self._title_tokens:
+            if len(self._title_tokens) > 4096:
+                self._title_tokens.clear()
+            self._title_tokens[title] = self.counter.count(title)
+        return max(_MIN_BUDGET, self.chunk_size - self._title_tokens[title])
+
+    def __call__(self, segment: Segment, title: str | None) -> list[tuple[int, str]]:
+        """``(start, text)`` chunks of one segment (the :data:`~.chunking.Splitter` form)."""
+        text = segment.text
+        budget = self.budget(title)
+        code = bool(segment.metadata.get("symbol") or segment.metadata.get("language"))
+        levels = _CODE_LEVELS if code else _PROSE_LEVELS
+        units = self._units(text, 0, len(text), levels, budget)
+        return [
+            (group[0].start, text[group[0].start : group[-1].end])
+            for group in self._pack(units, budget)
+        ]
+
+    def _units(
+        self,
+        text: str,
+        start: int,
+        end: int,
+        levels: tuple[re.Pattern[str], ...],
+        budget: int,
+    ) -> list[_Unit]:
+        spans = _spans(text, start, end, levels[0])
+        counts = self.counter.count_batch([text[a:b] for a, b in spans])
+        units: list[_Unit] = []
+        for (a, b), tokens in zip(spans, counts, strict=True):
+            if tokens <= budget:
+                units.append(_Unit(a, b, tokens))
+            elif len(levels) > 1:
+                units.extend(self._units(text, a, b, levels[1:], budget))
+            else:
+                units.extend(self._cut_word(text, a, b, tokens, budget))
+        return units
+
+    def _cut_word(self, text: str, start: int, end: int, tokens: int, budget: int) -> list[_Unit]:
+        """Cut one over-long word into pieces of at most ``budget`` tokens."""
+        step = max(1, (end - start) * budget // (tokens * 2))
+        pieces = [(a, min(a + step, end)) for a in range(start, end, step)]
+        counts = self.counter.count_batch([text[a:b] for a, b in pieces])
+        return [_Unit(a, b, n) for (a, b), n in zip(pieces, counts, strict=True)]
+
+    def _pack(self, units: list[_Unit], budget: int) -> list[list[_Unit]]:
+        groups: list[list[_Unit]] = []
+        current: list[_Unit] = []
+        total = 0
+        for unit in units:
+            if current and total + unit.tokens > budget:
+                groups.append(current)
+                kept: list[_Unit] = []
+                carried = 0
+                for previous in reversed(current):
+                    if (
+                        carried + previous.tokens > self.chunk_overlap
+                        or carried + previous.tokens + unit.tokens > budget
+                    ):
+                        break
+                    kept.insert(0, previous)
+                    carried += previous.tokens
+                current, total = kept, carried
+            current.append(unit)
+            total += unit.tokens
+        if current:
+            groups.append(current)
+        return groups
