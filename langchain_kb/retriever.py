@@ -12,6 +12,8 @@ from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict, Field, model_validator
 
+from llama_kb.errors import DocumentError
+from llama_kb.ingest.documents import to_source_documents
 from llama_kb.retrieval.engine import ContextEngine
 from llama_kb.retrieval.payload import FusedContext
 
@@ -57,6 +59,32 @@ class UnifiedKBRetriever(BaseRetriever):
 
         inner = UnifiedContextRetriever.from_indexes(vector_index, graph_index)
         return cls(engine=inner.engine, **kwargs)
+
+    def add_documents(self, documents: list[Document], **kwargs: Any) -> list[str]:
+        """Ingest documents into the knowledge base (as a LangChain ``VectorStore`` does).
+
+        Args:
+            documents: LangChain documents; ids from ``ids=[...]``, else ``doc.id``, else a
+                stable hash of the content.
+            **kwargs: ``ids``.
+
+        Returns:
+            The document ids, in order.
+        """
+        docs = to_source_documents(documents, kwargs.get("ids"))
+        report = self._kb().add_documents(docs)
+        if report.failed:
+            raise DocumentError(report.failed[0].source, report.failed[0].reason)
+        return [d.doc_id for d in docs]
+
+    def delete(self, ids: list[str] | None = None, **kwargs: Any) -> bool:
+        """Delete documents (chunks, vectors and graph facts) by id; True when any existed."""
+        return bool(self._kb().delete(list(ids or [])))
+
+    def _kb(self) -> Any:
+        if self.kb is None:
+            raise ValueError("adding and deleting documents needs kb=KnowledgeBase(...)")
+        return self.kb
 
     def _options(self, kwargs: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         k = int(kwargs.pop("k", self.k))

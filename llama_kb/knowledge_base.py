@@ -16,7 +16,11 @@ from llama_kb.config import KBConfig
 from llama_kb.embeddings import embedding_fingerprint, resolve_embedding
 from llama_kb.errors import KnowledgeBaseError
 from llama_kb.ingest.documents import to_source_documents
-from llama_kb.ingest.extractors import GraphExtractor, StructureExtractor
+from llama_kb.ingest.extractors import (
+    CodeStructureExtractor,
+    GraphExtractor,
+    StructureExtractor,
+)
 from llama_kb.ingest.lifecycle import StoredDocument, rebuild, stored_documents
 from llama_kb.ingest.manifest import Manifest
 from llama_kb.ingest.pipeline import IngestionPipeline
@@ -98,7 +102,8 @@ class KnowledgeBase:
             config: Settings; default: embedded stores with default chunking.
             embedding: A LlamaIndex ``BaseEmbedding`` or LangChain ``Embeddings``;
                 default: the bundled offline all-MiniLM-L6-v2.
-            extractors: Graph extractors; default: headings and links (no LLM).
+            extractors: Graph extractors; default: headings and links, and the structure of
+                source code (no LLM).
             create: Create the directory when missing; with ``False`` a missing
                 knowledge base raises :class:`KnowledgeBaseError`.
 
@@ -127,7 +132,11 @@ class KnowledgeBase:
         vectors = open_vector_store(config, root)
         graph = open_graph_store(config, root)
         manifest = Manifest(root / "manifest.sqlite")
-        chosen = [StructureExtractor()] if extractors is None else list(extractors)
+        chosen: list[GraphExtractor] = (
+            [StructureExtractor(), CodeStructureExtractor()]
+            if extractors is None
+            else list(extractors)
+        )
         return cls(config, embed, vectors, graph, manifest, chosen)
 
     @classmethod
@@ -276,7 +285,7 @@ class KnowledgeBase:
         # Deferred, as LlamaIndex's own ``as_retriever``: the core loads without its faces.
         from llama_kb.integrations.llamaindex import UnifiedContextRetriever
 
-        return UnifiedContextRetriever(self.engine, include_facts=include_facts, **options)
+        return UnifiedContextRetriever(self.engine, include_facts=include_facts, kb=self, **options)
 
     def as_query_engine(self, llm: Any = None, **options: Any) -> UnifiedQueryEngine:
         """A LlamaIndex query engine; without ``llm`` it returns the rendered context."""

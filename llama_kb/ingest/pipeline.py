@@ -11,6 +11,7 @@ with ``prune``, those whose file is gone); finally link chunks to the names in t
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import logging
@@ -226,6 +227,10 @@ class IngestionPipeline:
                     )
                 ):
                     self._keep_unchanged(key, report, seen)
+                    if (known.location, known.origin) != (source.uri(key), source.root):
+                        self.manifest.put_source(  # the same tree, mounted elsewhere
+                            dataclasses.replace(known, location=source.uri(key), origin=source.root)
+                        )
                     continue
                 fetched = fetch(source, info)
                 digest = fetched.sha256 + ":" + self._fingerprint

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from typing import Any
 
 from llama_index.core.base.base_retriever import BaseRetriever
@@ -11,8 +12,9 @@ from llama_index.core.base.response.schema import Response
 from llama_index.core.callbacks import CallbackManager
 from llama_index.core.prompts import PromptTemplate
 from llama_index.core.query_engine import CustomQueryEngine
-from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
+from llama_index.core.schema import BaseNode, Document, NodeWithScore, QueryBundle, TextNode
 
+from llama_kb.errors import DocumentError
 from llama_kb.retrieval.classifier import QueryClassifier
 from llama_kb.retrieval.engine import ContextEngine
 from llama_kb.retrieval.payload import Fact, FusedContext
@@ -34,6 +36,8 @@ class UnifiedContextRetriever(BaseRetriever):
         engine: The retrieval engine (``kb.as_retriever()`` builds one for you).
         include_facts: Return facts as nodes after the chunks.
         callback_manager: LlamaIndex callbacks.
+        kb: The knowledge base (set by ``kb.as_retriever()``); enables :meth:`insert`,
+            :meth:`insert_nodes` and :meth:`delete_ref_doc`.
         **options: Default retrieval options (``top_k``, ``route``, ``filters``, ...).
     """
 
@@ -42,10 +46,12 @@ class UnifiedContextRetriever(BaseRetriever):
         engine: ContextEngine,
         include_facts: bool = True,
         callback_manager: CallbackManager | None = None,
+        kb: Any = None,
         **options: Any,
     ) -> None:
         super().__init__(callback_manager=callback_manager)
         self.engine = engine
+        self.kb = kb
         self.include_facts = include_facts
         self.options = options
 
@@ -84,6 +90,25 @@ class UnifiedContextRetriever(BaseRetriever):
         graph = adapt_graph_store(graph_index.property_graph_store)
         engine = ContextEngine(ChromaChunkStore(store), graph, embedding, classifier)
         return cls(engine, **options)
+
+    def _writable(self) -> Any:
+        if self.kb is None:
+            raise TypeError("this retriever wraps indexes; build it with kb.as_retriever()")
+        return self.kb
+
+    def insert(self, document: Document, **_: Any) -> None:
+        """Ingest a LlamaIndex ``Document`` (as ``VectorStoreIndex.insert``)."""
+        self.insert_nodes([document])
+
+    def insert_nodes(self, nodes: Sequence[BaseNode], **_: Any) -> None:
+        """Ingest nodes; nodes sharing a ``ref_doc_id`` are deleted together."""
+        report = self._writable().add_documents(list(nodes))
+        if report.failed:
+            raise DocumentError(report.failed[0].source, report.failed[0].reason)
+
+    def delete_ref_doc(self, ref_doc_id: str, delete_from_docstore: bool = False) -> None:
+        """Delete a document (or every node of that ``ref_doc_id``) with its graph facts."""
+        self._writable().delete([ref_doc_id])
 
     def retrieve_context(self, query: str, **options: Any) -> FusedContext:
         """The full :class:`FusedContext` (the retriever's defaults, then ``options``)."""

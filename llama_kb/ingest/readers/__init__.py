@@ -17,6 +17,11 @@ suffix                    segments
 ``.jsonl``                one document per line (``id``, ``text``, optional ``title``, ``metadata``)
 ========================  ====================================================================
 
+Source code (``.py``, ``.js``, ``.ts``, ``.go``, ``.java``, ``.rs``, ``.c``, ``.cpp``, ...; see
+:mod:`~llama_kb.ingest.readers.code`) gives one segment per definition, metadata ``symbol``
+(``Class.method``), ``kind``, ``language`` and lines. It needs the ``code`` extra
+(tree-sitter); without it these suffixes are not registered.
+
 A file that cannot be used at all raises :class:`~llama_kb.errors.DocumentError`. A ``.jsonl``
 file is read line by line instead: good lines become documents and bad lines are returned
 as :class:`~llama_kb.types.IngestFailure` objects whose source is ``path:line``.
@@ -33,10 +38,12 @@ python-docx, BeautifulSoup) are imported lazily inside their reader.
 from __future__ import annotations
 
 import logging
+from importlib.util import find_spec
 from pathlib import Path
 
 from llama_kb.errors import DocumentError
 from llama_kb.ingest.readers._base import Reader, ReadResult
+from llama_kb.ingest.readers.code import CODE_SUFFIXES, read_code
 from llama_kb.ingest.readers.docx import read_docx
 from llama_kb.ingest.readers.html import read_html
 from llama_kb.ingest.readers.jsonl import read_jsonl
@@ -50,6 +57,7 @@ logger = logging.getLogger(__name__)
 __all__ = [
     "ReadResult",
     "Reader",
+    "read_code",
     "read_docx",
     "read_html",
     "read_jsonl",
@@ -72,6 +80,8 @@ _READERS: dict[str, Reader] = {
     ".htm": read_html,
     ".jsonl": read_jsonl,
 }
+if find_spec("tree_sitter_language_pack") is not None:
+    _READERS.update(dict.fromkeys(CODE_SUFFIXES, read_code))
 
 
 def _normalise_suffix(suffix: str) -> str:
@@ -128,6 +138,10 @@ def read_path(path: str | Path) -> ReadResult:
     reader = _READERS.get(suffix)
     if reader is None:
         kind = f"'{suffix}'" if suffix else "(no extension)"
+        if suffix in CODE_SUFFIXES:
+            raise DocumentError(
+                source, f"source code ({kind}) needs tree-sitter: pip install 'llama-kb[code]'"
+            )
         raise DocumentError(
             source, f"unsupported file type {kind}; supported: {', '.join(supported_suffixes())}"
         )

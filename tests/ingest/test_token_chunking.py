@@ -1,0 +1,82 @@
+"""Token-aware chunking: sizes in the model's tokens, boundaries, and the repo's own files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from llama_kb.config import ChunkingConfig
+from llama_kb.embeddings import default_embedding
+from llama_kb.ingest.chunker import Chunker, embedding_text
+from llama_kb.ingest.readers import read_path, supported_suffixes
+from llama_kb.ingest.sources import discover_files
+from llama_kb.ingest.tokens import token_counter
+from llama_kb.types import Segment, SourceDocument
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def chunker() -> Chunker:
+    return Chunker(ChunkingConfig(), default_embedding())
+
+
+def _doc(text: str, title: str | None = "Doc", **metadata: object) -> SourceDocument:
+    return SourceDocument("d", "d", (Segment(text, dict(metadata)),), title=title)
+
+
+def test_default_size_is_the_model_window(chunker: Chunker) -> None:
+    assert chunker.counter.window == 254 and chunker.counter.exact
+    text = " ".join(f"Sentence number {i} talks about the ingestion pipeline." for i in range(200))
+    chunks = chunker(_doc(text))
+    counts = chunker.counter.count_batch([embedding_text(c) for c in chunks])
+    assert len(chunks) > 5 and max(counts) <= 254 and max(counts) > 200
+    assert all(c.text.endswith(".") for c in chunks)  # cut at sentence ends
+    assert chunker.over_window(chunks) == 0
+
+
+def test_paragraphs_are_kept_whole_and_overlap_is_whole_units(chunker: Chunker) -> None:
+    paragraphs = [f"Paragraph {i}. " + "Words about retrieval. " * 30 for i in range(6)]
+    chunks = chunker(_doc("\n\n".join(p.strip() for p in paragraphs)))
+    for chunk in chunks:
+        for part in chunk.text.split("\n\n"):
+            assert part.startswith("Paragraph") or part.startswith("Words")
+    small = Chunker(ChunkingConfig(chunk_size=40, chunk_overlap=12), default_embedding())
+    pieces = small(_doc("One two three four. " * 40, title=None))
+    assert pieces[1].text.split(".")[0] in pieces[0].text  # the overlap repeats a sentence
+
+
+def test_code_is_cut_at_lines_and_long_words_are_cut(chunker: Chunker) -> None:
+    code = "\n".join(f"    total = total + compute_value_{i}(item)" for i in range(300))
+    chunks = chunker(_doc("def f(items):\n" + code, language="python", symbol="f"))
+    assert all(not c.text.endswith("compute_") for c in chunks)
+    lines = [line.strip() for c in chunks for line in c.text.split("\n")]
+    assert all(line.startswith(("total", "def")) for line in lines)
+    blob = chunker(_doc("x" * 20000))
+    assert chunker.over_window(blob) == 0 and "".join(c.text for c in blob) == "x" * 20000
+
+
+def test_character_chunker_stays_available() -> None:
+    config = ChunkingConfig(unit="characters")
+    assert (config.size, config.overlap) == (1000, 200)
+    chunks = Chunker(config, default_embedding())(_doc("word " * 1000))
+    assert all(len(c.text) <= 1000 for c in chunks)
+
+
+def test_other_embeddings_get_an_estimate_and_a_configurable_window() -> None:
+    counter = token_counter(object(), window=128)
+    assert counter.window == 126 and not counter.exact
+    assert token_counter(object()).window == 510
+
+
+def test_the_repos_own_docs_and_code_fit_the_window(chunker: Chunker) -> None:
+    paths = [REPO / "README.md", REPO / "docs", REPO / "examples", REPO / "llama_kb"]
+    files = discover_files([p for p in paths if p.exists()]).files
+    suffixes = {f.suffix for f in files}
+    assert ".md" in suffixes
+    if ".py" in supported_suffixes():
+        assert ".py" in suffixes
+    chunks = [c for f in files for d in read_path(f).documents for c in chunker(d)]
+    assert len(chunks) > 100
+    assert chunker.over_window(chunks) == 0
