@@ -20,12 +20,18 @@ def main() -> None:
     parser.add_argument(
         "--with-triples", action="store_true", help="also score with triples.jsonl (upper bound)"
     )
+    parser.add_argument(
+        "--chunk-unit",
+        choices=["tokens", "characters"],
+        default="tokens",
+        help="chunker: token-aware (default) or the character chunker (1000/200)",
+    )
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
     if args.benchmark == "ingest":
         from benchmarks import ingest_bench
 
-        ingest_bench.run(args.dataset, args.out)
+        ingest_bench.run(args.dataset, args.out, chunk_unit=args.chunk_unit)
     elif args.benchmark == "backends":
         from benchmarks import backends_bench
 
@@ -34,7 +40,12 @@ def main() -> None:
         from benchmarks import retrieval_bench
 
         retrieval_bench.run(
-            args.dataset, args.out, kb_dir=args.kb, limit=args.limit, with_triples=args.with_triples
+            args.dataset,
+            args.out,
+            kb_dir=args.kb,
+            limit=args.limit,
+            with_triples=args.with_triples,
+            chunk_unit=args.chunk_unit,
         )
 
 

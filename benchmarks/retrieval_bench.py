@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks._common import median, percentile, read_jsonl, timer, write_results
-from llama_kb import KnowledgeBase, default_embedding
+from llama_kb import KBConfig, KnowledgeBase, default_embedding
 from llama_kb import graph_model as gm
 from llama_kb.retrieval.index import top_rows
 
@@ -32,6 +32,7 @@ def run(
     kb_dir: Path | None = None,
     limit: int | None = None,
     with_triples: bool = False,
+    chunk_unit: str = "tokens",
 ) -> dict[str, Any]:
     """Ingest ``dataset/corpus.jsonl`` (incrementally into ``kb_dir``) and score every mode.
 
@@ -40,9 +41,10 @@ def run(
     oracle), so that result is an upper bound, not a headline.
     """
     questions = read_jsonl(dataset / "questions.jsonl")[:limit]
-    kb_dir = kb_dir or out_dir / f"kb-{dataset.name}"
+    kb_dir = kb_dir or out_dir / f"kb-{dataset.name}-{chunk_unit}"
     embedding = default_embedding()
-    with KnowledgeBase.open(kb_dir, embedding=embedding) as kb:
+    config = KBConfig.build(path=kb_dir, chunking={"unit": chunk_unit})
+    with KnowledgeBase.open(config=config, embedding=embedding) as kb:
         with timer() as ingest_time:
             report = kb.ingest(dataset / "corpus.jsonl", show_progress=True)
         kb.retrieve("warm up the retrieval index", top_k=1)
@@ -54,9 +56,12 @@ def run(
         "dataset": dataset.name,
         "questions": len(questions),
         "ingest": {
+            "chunk_unit": chunk_unit,
             "seconds": round(ingest_time(), 1),
             "added": len(report.added),
             "unchanged": len(report.unchanged),
+            "chunks": report.chunks_embedded,
+            "chunks_over_window": report.chunks_over_window,
         },
         "modes": results,
         "latency_ratio_unified_vs_vector": paired,
@@ -65,7 +70,7 @@ def run(
     if upper_bound is not None:
         figures["upper_bound_with_oracle_triples"] = upper_bound
     table = _markdown(figures)
-    write_results(out_dir, f"retrieval-{dataset.name}", figures, table)
+    write_results(out_dir, f"retrieval-{dataset.name}-{chunk_unit}", figures, table)
     print(table)
     return figures
 
@@ -196,7 +201,9 @@ def _markdown(figures: dict[str, Any]) -> str:
     lines = [
         f"Dataset `{figures['dataset']}`, {figures['questions']} questions; ingest "
         f"{figures['ingest']['seconds']} s ({figures['ingest']['added']} added, "
-        f"{figures['ingest']['unchanged']} unchanged).",
+        f"{figures['ingest']['unchanged']} unchanged; chunker {figures['ingest']['chunk_unit']}: "
+        f"{figures['ingest']['chunks']} chunks embedded, "
+        f"{figures['ingest']['chunks_over_window']} over the model window).",
         "",
         "| mode | R@2 | R@5 | R@10 | all-gold@5 | median ms | p95 ms | routes |",
         "|---|---|---|---|---|---|---|---|",

@@ -40,6 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
     ingest.add_argument(
         "--prune", action="store_true", help="remove documents whose files are gone"
     )
+    ingest.add_argument("--root", metavar="DIR", help="key documents by their path relative to DIR")
     ingest.add_argument("--quiet", action="store_true", help="no progress bar")
     ingest.add_argument("--json", action="store_true", help="print the report as JSON")
 
@@ -83,6 +84,7 @@ def _ingest(args: argparse.Namespace) -> int:
             exclude=args.exclude,
             prune=args.prune,
             show_progress=not args.quiet,
+            root=args.root,
         )
     if args.json:
         _print_json(report.to_dict())

@@ -91,3 +91,13 @@ def test_renamed_file_is_a_move_not_a_copy(kb: KnowledgeBase, docs_dir: Path) ->
     report = kb.ingest(docs_dir, root=docs_dir, prune=True)
     assert report.added == ["renamed.md"] and report.removed == [original.name]
     assert not report.duplicates
+
+
+def test_cli_ingest_with_a_root(tmp_path: Path, docs_dir: Path) -> None:
+    from llama_kb.cli import main
+
+    kb_dir = tmp_path / "cli-kb"
+    code = main(["ingest", str(docs_dir), "--root", str(docs_dir), "--kb", str(kb_dir), "--quiet"])
+    assert code == 0
+    with KnowledgeBase.open(kb_dir) as kb:
+        assert "team.txt" in {d.doc_id for d in kb.documents()}
