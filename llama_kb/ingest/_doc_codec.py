@@ -8,7 +8,7 @@ from typing import Any
 
 from llama_kb.types import Segment, SourceDocument
 
-__all__ = ["document_from_json", "document_hash", "document_json"]
+__all__ = ["document_access", "document_from_json", "document_hash", "document_json"]
 
 
 def document_hash(doc: SourceDocument) -> str:
@@ -46,3 +46,9 @@ def document_from_json(payload: str) -> SourceDocument:
         metadata=data.get("metadata") or {},
         links=tuple(data.get("links") or ()),
     )
+
+
+def document_access(doc: SourceDocument) -> str | None:
+    """The document's access level (``access`` or ``permission`` metadata), if any."""
+    value = doc.metadata.get("access", doc.metadata.get("permission"))
+    return None if value is None else str(value)

@@ -27,7 +27,7 @@ from tqdm.auto import tqdm
 from llama_kb import graph_model as gm
 from llama_kb.config import ChunkingConfig
 from llama_kb.errors import BackendUnavailable, DocumentError, LlamaKBError
-from llama_kb.ingest._doc_codec import document_hash, document_json
+from llama_kb.ingest._doc_codec import document_access, document_hash, document_json
 from llama_kb.ingest.chunker import Chunker, embedding_text
 from llama_kb.ingest.documents import INLINE_PREFIX
 from llama_kb.ingest.extractors import GraphExtractor
@@ -352,7 +352,7 @@ class IngestionPipeline:
         report: IngestReport,
     ) -> list[tuple[str, str, str]]:
         docs = [
-            (doc.doc_id, doc.source_path, doc.title, _access(doc.metadata)) for _, doc, _ in batch
+            (doc.doc_id, doc.source_path, doc.title, document_access(doc)) for _, doc, _ in batch
         ]
         self.manifest.mark_pending(docs)
         old = [doc.doc_id for work, doc, _ in batch if doc.doc_id not in work.new_ids]
@@ -450,9 +450,3 @@ class IngestionPipeline:
         doc_ids = sorted(found)
         self.remove_documents(doc_ids)
         return doc_ids
-
-
-def _access(metadata: dict[str, Any]) -> str | None:
-    """The document's access level (``access`` or ``permission`` metadata), if any."""
-    value = metadata.get("access", metadata.get("permission"))
-    return None if value is None else str(value)

@@ -13,9 +13,11 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from llama_kb.errors import DocumentError
 from llama_kb.ingest.readers import ReadResult, read_path
 from llama_kb.ingest.readers._text import path_id
 from llama_kb.ingest.sources.protocol import FileInfo, FilesAdapter
+from llama_kb.types import IngestFailure
 
 __all__ = ["Fetched", "fetch"]
 
@@ -36,10 +38,19 @@ class Fetched:
         if local is not None:
             return _rekey(read_path(local), path_id(local), key)
         suffix = PurePosixPath(key).suffix
+        uri = self.adapter.uri(key)
         with tempfile.TemporaryDirectory(prefix="llama-kb-") as tmp:
             path = Path(tmp) / f"source{suffix}"
             path.write_bytes(self.data if self.data is not None else self.adapter.read(key))
-            return _rekey(read_path(path), path_id(path), key)
+            try:
+                result = _rekey(read_path(path), path_id(path), key)
+            except DocumentError as e:  # name the remote file, not the temporary copy
+                raise DocumentError(uri, e.reason) from e
+            failures = [
+                IngestFailure(f.source.replace(str(path), uri, 1), f.reason)
+                for f in result.failures
+            ]
+            return ReadResult(documents=result.documents, failures=failures)
 
 
 def fetch(adapter: FilesAdapter, info: FileInfo) -> Fetched:

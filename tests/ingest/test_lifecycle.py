@@ -101,3 +101,10 @@ def test_cli_ingest_with_a_root(tmp_path: Path, docs_dir: Path) -> None:
     assert code == 0
     with KnowledgeBase.open(kb_dir) as kb:
         assert "team.txt" in {d.doc_id for d in kb.documents()}
+
+
+def test_links_resolve_between_root_relative_documents(kb: KnowledgeBase, docs_dir: Path) -> None:
+    kb.ingest(docs_dir, root=docs_dir)
+    links = {t for _, t, _, _ in kb.graph.iter_relations(["LINKS_TO"])}
+    assert "doc:graph-updater.md" in links
+    assert {t.removeprefix("doc:") for t in links} <= {d.doc_id for d in kb.documents()}

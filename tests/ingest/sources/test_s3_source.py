@@ -147,3 +147,15 @@ def test_credentials_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> No
     source = FsspecFiles.from_env("s3://bucket/prefix")
     assert isinstance(source.storage_options["secret"], SecretStr)
     assert SECRET not in repr(source) and source.root == "s3://bucket/prefix"
+
+
+def test_remote_failures_name_the_remote_file(
+    s3_server: MotoServer, bucket: str, kb: KnowledgeBase
+) -> None:
+    source = _source(s3_server, f"s3://{bucket}/bad")
+    source.fs.pipe(f"{bucket}/bad/records.jsonl", b'{"id": "r1", "text": "fine"}\nnot json\n')
+    source.fs.pipe(f"{bucket}/bad/empty.md", b"")
+    report = kb.ingest(source)
+    assert report.added == ["r1"]
+    sources = sorted(f.source for f in report.failed)
+    assert sources == [f"s3://{bucket}/bad/empty.md", f"s3://{bucket}/bad/records.jsonl:2"]
