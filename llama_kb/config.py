@@ -37,8 +37,9 @@ class ChunkingConfig(_Model):
         unit: ``"tokens"`` (default) or ``"characters"``.
         chunk_size: Maximum chunk size in ``unit``; ``None`` = the model window (tokens) or
             1000 (characters). In tokens it is capped at the model window.
-        chunk_overlap: About how much consecutive chunks share; ``None`` = 32 tokens or 200
-            characters. In tokens the overlap is made of whole sentences or lines.
+        chunk_overlap: About how much consecutive chunks share; ``None`` = 32 tokens (at most
+            a quarter of ``chunk_size``) or 200 characters. In tokens the overlap is made of
+            whole sentences or lines.
         window: The embedding window in tokens when the model does not say (``None``: 256
             for the bundled model, 512 for any other).
     """
@@ -60,7 +61,7 @@ class ChunkingConfig(_Model):
         """The overlap with its default filled in."""
         if self.chunk_overlap is not None:
             return self.chunk_overlap
-        return 200 if self.unit == "characters" else 32
+        return 200 if self.unit == "characters" else min(32, self.size // 4)
 
     @model_validator(mode="after")
     def _overlap_below_size(self) -> ChunkingConfig:

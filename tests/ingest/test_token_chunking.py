@@ -80,3 +80,8 @@ def test_the_repos_own_docs_and_code_fit_the_window(chunker: Chunker) -> None:
     chunks = [c for f in files for d in read_path(f).documents for c in chunker(d)]
     assert len(chunks) > 100
     assert chunker.over_window(chunks) == 0
+
+
+def test_small_token_sizes_get_a_proportionate_overlap() -> None:
+    assert ChunkingConfig(chunk_size=20).overlap == 5
+    assert ChunkingConfig().overlap == 32
