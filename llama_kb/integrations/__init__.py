@@ -2,6 +2,8 @@
 
 * :mod:`llama_kb.integrations.llamaindex`: ``UnifiedContextRetriever`` and
   ``UnifiedQueryEngine`` (LlamaIndex ``BaseRetriever`` / query engine).
+* :mod:`llama_kb.integrations._options`: the option handling both faces share (framework
+  names, layering, facts bounded by ``top_k``), over ``retrieval.options.resolve_options``.
 
 A face may import anything below it (the facade, retrieval, knowledge, stores, the ground
 floor); nothing in the core imports a face at module level. The LangChain face lives in the
