@@ -210,10 +210,10 @@ class UnifiedQueryEngine(CustomQueryEngine):
         if self.streaming:
             tokens = self._stream(llm, context, query_str)
             return StreamingResponse(response_gen=tokens, source_nodes=nodes, metadata=meta)
-        text = (
-            context.render() if llm is None else llm.complete(self._prompt(context, query_str)).text
-        )
-        return Response(response=text, source_nodes=nodes, metadata=meta)
+        if llm is None:
+            return Response(response=context.render(), source_nodes=nodes, metadata=meta)
+        answer = llm.complete(self._prompt(context, query_str)).text
+        return Response(response=answer, source_nodes=nodes, metadata=meta)
 
     async def acustom_query(self, query_str: str) -> Response | AsyncStreamingResponse:
         """Async :meth:`custom_query`."""
