@@ -8,8 +8,8 @@ event loop and the tests submit calls to it.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import concurrent.futures
+import contextlib
 import os
 import sys
 import threading
