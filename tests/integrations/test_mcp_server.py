@@ -260,3 +260,21 @@ def test_bootstrap_tool_creates_resources_and_directory_concepts(
     assert src == {"node_type": "directory", "file_count": 1, "total_size": 25, "depth": 1}
     again = ok(client.tool("bootstrap", directory=str(project)))
     assert again["commit"] is None
+
+
+def test_agent_yaml_server_uses_its_knowledge_options(tmp_path: Path) -> None:
+    shutil.copytree(EXAMPLE_DOCS, tmp_path / "knowledge")
+    config = tmp_path / "agent.yaml"
+    config.write_text(
+        "agent_id: helper\nknowledge:\n  - path: knowledge/vector-indexer.md\n"
+        "knowledge_options: {max_results: 2, relevance_threshold: 0.1}\n",
+        encoding="utf-8",
+    )
+    session = BlockingSession(server_params("--agent", str(config)), tmp_path / "agent.log")
+    try:
+        hits = ok(session.tool("search", query="Which model embeds chunks?"))["passages"]
+        assert 1 <= len(hits) <= 2 and all(h["score"] >= 0.1 for h in hits)
+        assert len(ok(session.tool("retrieve", query="Vector Indexer"))["unstructured"]) <= 2
+    finally:
+        session.close()
+    assert (tmp_path / ".llama-kb" / "helper" / "kb.json").is_file()
