@@ -24,14 +24,14 @@ from llama_kb.agent_graph.models import (
     CommitView,
     ConceptView,
     HistoryView,
-    NodeView,
-    RelationView,
     TraversalView,
     WriteResult,
     check_metadata,
     check_relation_type,
     check_text,
     check_weight,
+    node_view,
+    relation_view,
 )
 from llama_kb.agent_graph.uris import NodeURI, check_workspace, parse_uri
 from llama_kb.agent_graph.walk import closes_zero_cycle, walk
@@ -117,9 +117,9 @@ class AgentGraph:
         missing = self._missing(others)
         evicted = self.context.touch([key])
         return ConceptView(
-            node=_node_view(node),
-            outgoing=[_rel_view(r) for r in relations if r["source"] == key],
-            incoming=[_rel_view(r) for r in relations if r["target"] == key],
+            node=node_view(node),
+            outgoing=[relation_view(r) for r in relations if r["source"] == key],
+            incoming=[relation_view(r) for r in relations if r["target"] == key],
             warnings=[_missing_warning(m) for m in sorted(missing)],
             active_context=self.context.uris(),
             evicted=evicted,
@@ -145,20 +145,20 @@ class AgentGraph:
         result = walk(self.store, start, self.workspaces, max_cost, max_hops, max_nodes, direction)
         cost = {s.target: s.path_cost for s in result.steps}
         found = snaps.read_nodes(self.store, cost)
-        nodes = [_node_view(first, 0.0)]
+        nodes = [node_view(first, 0.0)]
         broken: list[str] = []
         for step in result.steps:
             snap = found.get(step.target)
             if snap is None or snap["label"] == snaps.MISSING:
                 broken.append(step.target)
             else:
-                nodes.append(_node_view(snap, step.path_cost))
+                nodes.append(node_view(snap, step.path_cost))
         evicted = self.context.touch([n.uri for n in reversed(nodes)])
         return TraversalView(
             start=start,
             max_cost=max_cost,
             nodes=nodes,
-            relations=[RelationView(**_rel_fields(r)) for r in result.relations()],
+            relations=[relation_view(r) for r in result.relations()],
             broken_links=broken,
             warnings=[_missing_warning(b) for b in broken],
             active_context=self.context.uris(),
@@ -171,7 +171,7 @@ class AgentGraph:
         found = snaps.read_nodes(self.store, uris)
         self.context.discard([u for u in uris if u not in found])
         return ActiveContextView(
-            limit=self.context.limit, nodes=[_node_view(found[u]) for u in uris if u in found]
+            limit=self.context.limit, nodes=[node_view(found[u]) for u in uris if u in found]
         )
 
     def history(self, limit: int = 20, all_workspaces: bool = False) -> HistoryView:
@@ -364,6 +364,7 @@ class AgentGraph:
         if not real:
             return WriteResult(commit=None, warnings=["nothing changed; no commit recorded"])
         with self._write_lock:
+            self._check_unchanged(real)
             snaps.apply_changes(self.store, real)
             commit = self.log.record(
                 self.workspace, author or self.author, message, real, reverts=reverts
@@ -372,6 +373,20 @@ class AgentGraph:
         return WriteResult(commit=CommitView.of(commit))
 
     # -- helpers ----------------------------------------------------------------------
+
+    def _check_unchanged(self, changes: list[Change]) -> None:
+        """Refuse ``changes`` if what they replace was changed meanwhile (another call or
+        process wrote between reading and writing)."""
+        nodes = snaps.read_nodes(self.store, [c.key for c in changes if c.kind == "node"])
+        sources = [c.key.split(" -[", 1)[0] for c in changes if c.kind == "relation"]
+        relations = {
+            snaps.relation_key(r["source"], r["type"], r["target"]): r
+            for r in snaps.read_relations(self.store, sources)
+        }
+        for change in changes:
+            current = (nodes if change.kind == "node" else relations).get(change.key)
+            if current != change.before:
+                raise QueryError(f"{change.key} was changed meanwhile; read it again and retry")
 
     def _missing(self, uris: Iterable[str]) -> set[str]:
         found = snaps.read_nodes(self.store, uris)
@@ -405,32 +420,3 @@ def _missing_snapshot(key: NodeURI) -> dict[str, Any]:
 
 def _missing_warning(uri: str) -> str:
     return f"concept {uri} does not exist yet; the link is kept. Create it with add_concept."
-
-
-def _node_view(snap: dict[str, Any], path_cost: float | None = None) -> NodeView:
-    props = dict(snap["properties"])
-    content = props.pop("content", None)
-    props.pop("workspace", None)
-    props.pop("path", None)
-    return NodeView(
-        uri=snap["uri"],
-        kind=snap["label"],
-        name=snap["name"],
-        content=content,
-        metadata=props,
-        path_cost=path_cost,
-    )
-
-
-def _rel_fields(snap: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "source": snap["source"],
-        "target": snap["target"],
-        "type": snap["type"],
-        "weight": snap["weight"],
-        "metadata": snap["properties"],
-    }
-
-
-def _rel_view(snap: dict[str, Any]) -> RelationView:
-    return RelationView(**_rel_fields(snap))

@@ -160,3 +160,30 @@ def check_relation_type(rel_type: str) -> str:
             "starting with a letter or '_'"
         )
     return rel_type
+
+
+def node_view(snap: dict[str, Any], path_cost: float | None = None) -> NodeView:
+    """A node snapshot as shown to agents (bookkeeping properties hidden)."""
+    props = dict(snap["properties"])
+    content = props.pop("content", None)
+    props.pop("workspace", None)
+    props.pop("path", None)
+    return NodeView(
+        uri=snap["uri"],
+        kind=snap["label"],
+        name=snap["name"],
+        content=content,
+        metadata=props,
+        path_cost=path_cost,
+    )
+
+
+def relation_view(snap: dict[str, Any]) -> RelationView:
+    """A relation snapshot as shown to agents."""
+    return RelationView(
+        source=snap["source"],
+        target=snap["target"],
+        type=snap["type"],
+        weight=snap["weight"],
+        metadata=snap["properties"],
+    )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -145,3 +147,11 @@ def test_missing_mcp_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "mcp.server.mcpserver", None)
     with pytest.raises(MissingDependencyError, match=r"pip install 'llama-kb\[mcp\]'"):
         mcp_server.require_mcp()
+
+
+def test_mcp_is_imported_lazily() -> None:
+    code = (
+        "import sys, llama_kb.cli, llama_kb.integrations.mcp_server; sys.exit('mcp' in sys.modules)"
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    assert subprocess.run([sys.executable, "-c", code], env=env, check=False).returncode == 0
