@@ -67,12 +67,14 @@ def build_parser() -> argparse.ArgumentParser:
     mcp.add_argument("--context-size", type=int, default=100, help="active context LRU size")
     mcp.add_argument("--agent", metavar="YAML", help="serve an agent's knowledge (seed 004)")
     mcp.add_argument("--http", type=int, metavar="PORT", help="streamable HTTP on 127.0.0.1")
+    mcp.add_argument("--git", action="store_true", help="mirror commits into <kb>/agent_git")
 
     boot = with_kb(sub.add_parser("bootstrap", help="describe a project tree in the agent graph"))
     boot.add_argument("directory")
     boot.add_argument("--workspace", default="default")
     boot.add_argument("--max-files", type=int, default=5000)
     boot.add_argument("--json", action="store_true", help="print the commit as JSON")
+    boot.add_argument("--git", action="store_true", help="mirror the commit into <kb>/agent_git")
     return parser
 
 
@@ -157,7 +159,7 @@ def _doctor(args: argparse.Namespace) -> int:
 def _mcp(args: argparse.Namespace) -> int:
     from llama_kb.integrations.mcp_server import serve
 
-    serve(args.kb, args.workspace, args.link, args.context_size, args.agent, args.http)
+    serve(args.kb, args.workspace, args.link, args.context_size, args.agent, args.http, args.git)
     return EXIT_OK
 
 
@@ -165,7 +167,9 @@ def _bootstrap(args: argparse.Namespace) -> int:
     from llama_kb.agent_graph import AgentGraph, bootstrap
 
     with _open(args, create=True) as kb:
-        graph = AgentGraph.open(kb, workspace=args.workspace, author="llama-kb bootstrap")
+        graph = AgentGraph.open(
+            kb, git=args.git, workspace=args.workspace, author="llama-kb bootstrap"
+        )
         try:
             result = bootstrap(graph, args.directory, max_files=args.max_files)
         finally:

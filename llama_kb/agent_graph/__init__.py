@@ -17,6 +17,7 @@ Example:
 from llama_kb.agent_graph.active_context import DEFAULT_ACTIVE_CONTEXT_SIZE, ActiveContext
 from llama_kb.agent_graph.bootstrap import bootstrap
 from llama_kb.agent_graph.commits import Change, Commit, CommitLog
+from llama_kb.agent_graph.git_mirror import GitMirror
 from llama_kb.agent_graph.graph import COMMITS_FILE, DEFAULT_WORKSPACE, AgentGraph
 from llama_kb.agent_graph.models import (
     ActiveContextView,
@@ -42,6 +43,7 @@ __all__ = [
     "CommitLog",
     "CommitView",
     "ConceptView",
+    "GitMirror",
     "HistoryView",
     "NodeURI",
     "NodeView",

@@ -8,6 +8,7 @@ agents wrote. Every write is validated first, then applied and recorded as a com
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Iterable
 from pathlib import Path
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from llama_kb.agent_graph import _snapshots as snaps
 from llama_kb.agent_graph.active_context import DEFAULT_ACTIVE_CONTEXT_SIZE, ActiveContext
 from llama_kb.agent_graph.commits import Change, CommitLog
+from llama_kb.agent_graph.git_mirror import GitMirror
 from llama_kb.agent_graph.models import (
     MAX_CONTENT_CHARS,
     MAX_MESSAGE_CHARS,
@@ -42,7 +44,10 @@ from llama_kb.stores.traversal import Direction
 if TYPE_CHECKING:
     from llama_kb.knowledge_base import KnowledgeBase
 
+logger = logging.getLogger(__name__)
+
 COMMITS_FILE = "agent_commits.sqlite"
+GIT_DIR = "agent_git"
 DEFAULT_WORKSPACE = "default"
 
 
@@ -56,6 +61,7 @@ class AgentGraph:
         linked: Other workspaces traversal and relations may reach.
         context_size: Most nodes in the active context (LRU).
         author: Default author of commits.
+        mirror: Also commit every change to this git repository.
     """
 
     def __init__(
@@ -66,6 +72,7 @@ class AgentGraph:
         linked: Iterable[str] = (),
         context_size: int = DEFAULT_ACTIVE_CONTEXT_SIZE,
         author: str = "agent",
+        mirror: GitMirror | None = None,
     ) -> None:
         self.store = store
         self.log = log
@@ -73,13 +80,16 @@ class AgentGraph:
         self.workspaces = [self.workspace, *(check_workspace(w) for w in linked)]
         self.context = ActiveContext(context_size)
         self.author = author
+        self.mirror = mirror
         self._write_lock = threading.Lock()
 
     @classmethod
-    def open(cls, kb: KnowledgeBase, **kwargs: Any) -> AgentGraph:
-        """The agent graph of ``kb`` (commits in ``<kb>/agent_commits.sqlite``)."""
+    def open(cls, kb: KnowledgeBase, git: bool = False, **kwargs: Any) -> AgentGraph:
+        """The agent graph of ``kb`` (commits in ``<kb>/agent_commits.sqlite``; with ``git``
+        also mirrored into the git repository ``<kb>/agent_git``)."""
         root = Path(kb.config.path).expanduser()
-        return cls(kb.graph, CommitLog(root / COMMITS_FILE), **kwargs)
+        mirror = GitMirror(root / GIT_DIR) if git else None
+        return cls(kb.graph, CommitLog(root / COMMITS_FILE), mirror=mirror, **kwargs)
 
     def close(self) -> None:
         """Close the commit log (the graph store belongs to the knowledge base)."""
@@ -369,6 +379,11 @@ class AgentGraph:
             commit = self.log.record(
                 self.workspace, author or self.author, message, real, reverts=reverts
             )
+            if self.mirror is not None:
+                try:
+                    self.mirror.record(self.store, commit)
+                except OSError as e:  # the graph and the commit log are the source of truth
+                    logger.warning("git mirror of commit %s failed: %s", commit.id, e)
         self.context.discard([c.key for c in real if c.kind == "node" and c.after is None])
         return WriteResult(commit=CommitView.of(commit))
 

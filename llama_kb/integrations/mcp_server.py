@@ -309,6 +309,7 @@ def serve(
     context_size: int = 100,
     agent_config: str | None = None,
     http_port: int | None = None,
+    git: bool = False,
 ) -> None:
     """Open the knowledge base (or an agent's, from its YAML config) and serve it over MCP.
 
@@ -320,6 +321,7 @@ def serve(
         agent_config: A seed-004 agent YAML; its knowledge is synced first and its
             ``knowledge_options`` become the defaults of ``retrieve`` and ``search``.
         http_port: Serve streamable HTTP on 127.0.0.1 at this port instead of stdio.
+        git: Mirror agent-graph commits into the git repository ``<kb>/agent_git``.
     """
     require_mcp()
     from llama_kb.config import KBConfig
@@ -334,7 +336,9 @@ def serve(
         kb, defaults = agent.kb, agent.defaults()
     else:
         kb, defaults = KnowledgeBase.open(config=KBConfig.from_env(kb_dir)), {}
-    graph = AgentGraph.open(kb, workspace=workspace, linked=linked or (), context_size=context_size)
+    graph = AgentGraph.open(
+        kb, git=git, workspace=workspace, linked=linked or (), context_size=context_size
+    )
     try:
         server = build_server(kb, graph, defaults=defaults)
         if http_port is None:

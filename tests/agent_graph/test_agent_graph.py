@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -11,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from llama_kb.agent_graph import AgentGraph, CommitLog, bootstrap, parse_uri
+from llama_kb.agent_graph.git_mirror import GitMirror
 from llama_kb.errors import MissingDependencyError, QueryError
 from llama_kb.stores.sqlite_graph import SQLitePropertyGraphStore
 
@@ -155,3 +157,22 @@ def test_mcp_is_imported_lazily() -> None:
     )
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
     assert subprocess.run([sys.executable, "-c", code], env=env, check=False).returncode == 0
+
+
+def test_git_mirror_commits_node_files(store: SQLitePropertyGraphStore, tmp_path: Path) -> None:
+    repo = tmp_path / "git"
+    graph = AgentGraph(
+        store, CommitLog(tmp_path / "c.sqlite"), workspace="ws", mirror=GitMirror(repo)
+    )
+    graph.add_concept("a", "A", message="first note", author="alice")
+    graph.add_relation("a", "file://ws/x.py", "implemented_in", 0.5)
+    removed = graph.remove_concept("a").commit
+    assert removed is not None
+    graph.revert(removed.id)
+    node_file = json.loads((repo / "concept" / "ws" / "a.json").read_text())
+    assert node_file["properties"]["content"] == "A"
+    assert [r["target"] for r in node_file["relations"]] == ["file://ws/x.py"]
+    log = subprocess.run(
+        ["git", "log", "--format=%an|%s"], cwd=repo, capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    assert len(log) == 4 and log[-1] == "alice|first note" and log[0].startswith("agent|revert")
