@@ -43,7 +43,9 @@ class GitMirror:
     def record(self, store: KBGraphStore, commit: Commit) -> None:
         """Rewrite the files of the nodes ``commit`` touched and commit them."""
         touched = {c.key for c in commit.changes if c.kind == "node"}
-        touched |= {c.key.split(" -[", 1)[0] for c in commit.changes if c.kind == "relation"}
+        touched |= {
+            (c.before or c.after or {})["source"] for c in commit.changes if c.kind == "relation"
+        }
         nodes = snaps.read_nodes(store, touched)
         relations = snaps.read_relations(store, touched)
         for uri in sorted(touched):

@@ -393,7 +393,7 @@ class AgentGraph:
         """Refuse ``changes`` if what they replace was changed meanwhile (another call or
         process wrote between reading and writing)."""
         nodes = snaps.read_nodes(self.store, [c.key for c in changes if c.kind == "node"])
-        sources = [c.key.split(" -[", 1)[0] for c in changes if c.kind == "relation"]
+        sources = [_source(c) for c in changes if c.kind == "relation"]
         relations = {
             snaps.relation_key(r["source"], r["type"], r["target"]): r
             for r in snaps.read_relations(self.store, sources)
@@ -431,6 +431,11 @@ def _resource_snapshot(key: NodeURI, metadata: dict[str, Any]) -> dict[str, Any]
 def _missing_snapshot(key: NodeURI) -> dict[str, Any]:
     props = {"workspace": key.workspace, "path": key.path}
     return {"uri": str(key), "label": snaps.MISSING, "name": key.path, "properties": props}
+
+
+def _source(change: Change) -> str:
+    state = change.before or change.after or {}
+    return str(state["source"])
 
 
 def _missing_warning(uri: str) -> str:
