@@ -53,7 +53,7 @@ class UnifiedKBRetriever(BaseRetriever):
         cls, vector_index: Any, graph_index: Any, **kwargs: Any
     ) -> UnifiedKBRetriever:
         """Wrap an existing LlamaIndex ``VectorStoreIndex`` (Chroma) and ``PropertyGraphIndex``."""
-        from llama_kb.retriever import UnifiedContextRetriever
+        from llama_kb.integrations.llamaindex import UnifiedContextRetriever
 
         inner = UnifiedContextRetriever.from_indexes(vector_index, graph_index)
         return cls(engine=inner.engine, **kwargs)

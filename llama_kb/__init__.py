@@ -23,13 +23,12 @@ from llama_kb.ingest.extractors import (
     LlamaIndexExtractor,
     StructureExtractor,
 )
+from llama_kb.integrations.llamaindex import UnifiedContextRetriever, UnifiedQueryEngine
 from llama_kb.knowledge import KnowledgeProvider, load_knowledge, retrieve_knowledge
 from llama_kb.knowledge_base import KnowledgeBase
-from llama_kb.query_engine import UnifiedQueryEngine
 from llama_kb.retrieval.classifier import HeuristicClassifier, LLMClassifier, QueryClassifier
 from llama_kb.retrieval.engine import ContextEngine
 from llama_kb.retrieval.payload import Classification, Fact, FusedContext
-from llama_kb.retriever import UnifiedContextRetriever
 from llama_kb.stores.sqlite_graph import SQLitePropertyGraphStore
 from llama_kb.types import IngestFailure, IngestReport, Route, SearchHit
 

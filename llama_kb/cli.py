@@ -9,9 +9,9 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from llama_kb import knowledge_cli as knowledge_commands
 from llama_kb.config import DEFAULT_KB_DIR, KBConfig
 from llama_kb.errors import LlamaKBError
-from llama_kb.knowledge import commands as knowledge_commands
 from llama_kb.knowledge_base import KnowledgeBase
 
 EXIT_OK, EXIT_FAILURES, EXIT_USER_ERROR = 0, 1, 2

@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
 
 from llama_kb.errors import ConfigurationError
+from llama_kb.types import Route
 
 DEFAULT_KB_DIR = ".llama_kb"
 
@@ -68,13 +69,60 @@ class FalkorDBConfig(_Model):
     graph: str = "llama_kb"
 
 
-class RetrievalDefaults(_Model):
-    """Query-time defaults; every one can be overridden per call."""
+class QueryOptions(_Model):
+    """Query-time options: the one place their defaults live, validated once per query.
 
-    top_k: int = Field(default=5, gt=0)
-    max_cost: float = Field(default=1.0, ge=0)
-    max_hops: int = Field(default=4, ge=0)
-    max_nodes: int = Field(default=50, gt=0)
+    ``KBConfig.retrieval`` holds a knowledge base's defaults; each call overrides any of
+    them. Faces map their own names onto these (LangChain ``k`` / ``search_kwargs``,
+    LlamaIndex ``similarity_top_k``, seed ``max_results``): see
+    :func:`llama_kb.retrieval.options.resolve_options`.
+    """
+
+    top_k: int = Field(default=5, gt=0, description="chunks to return")
+    min_score: float | None = Field(default=None, description="drop chunks below this score")
+    filters: dict[str, Any] | None = Field(
+        default=None, description="chunk metadata field -> value or list of values"
+    )
+    route: Route | None = Field(default=None, description="force semantic/factual/hybrid")
+    max_cost: float = Field(default=1.0, ge=0, description="graph traversal cost budget")
+    max_hops: int = Field(default=4, ge=0, description="graph traversal depth")
+    max_nodes: int = Field(default=50, gt=0, description="nodes read by one traversal")
+    max_facts: int = Field(default=20, gt=0, description="facts to return")
+    strict: bool = Field(default=False, description="raise instead of degrading")
+
+
+class RankingConfig(_Model):
+    """Ranking weights and constants of the unified retriever (tuned on 2WikiMultihopQA).
+
+    Attributes:
+        rrf_k: Reciprocal-rank-fusion constant for the semantic route.
+        lexical_share: Share of BM25 (vs dense) in the base score of graph routes.
+        min_candidates: Dense and lexical candidates fetched at least, whatever ``top_k``.
+        hit_seeds: Top base-score chunks that seed the walk on hybrid routes.
+        hit_seed_mass: Share of the walk's restart mass on hit seeds when names were linked.
+        hit_temperature: Softmax temperature over the hit seeds' base scores.
+        base_share: Share of the base score added to the normalised walk score.
+        coverage_bonus: Bonus per extra query entity a chunk touches.
+        refine_from_top: Top chunks whose documents seed the hybrid graph deep-dive.
+        ppr_damping: Follow probability of the Personalized PageRank.
+        ppr_iterations: Most PageRank iterations.
+        title_pull: How much more a name leads to its own document than to mentions of it.
+        name_similarity: Lowest cosine that links a query span to a graph name by embedding.
+    """
+
+    rrf_k: int = Field(default=60, gt=0)
+    lexical_share: float = Field(default=0.5, ge=0, le=1)
+    min_candidates: int = Field(default=10, gt=0)
+    hit_seeds: int = Field(default=10, ge=0)
+    hit_seed_mass: float = Field(default=0.3, ge=0, le=1)
+    hit_temperature: float = Field(default=0.05, gt=0)
+    base_share: float = Field(default=0.03, ge=0)
+    coverage_bonus: float = Field(default=0.1, ge=0)
+    refine_from_top: int = Field(default=3, ge=0)
+    ppr_damping: float = Field(default=0.7, gt=0, lt=1)
+    ppr_iterations: int = Field(default=15, gt=0)
+    title_pull: float = Field(default=100.0, gt=0)
+    name_similarity: float = Field(default=0.85, ge=0, le=1)
 
 
 class KBConfig(_Model):
@@ -87,7 +135,8 @@ class KBConfig(_Model):
         chroma: A Chroma server; ``None`` keeps vectors in ``path``.
         neo4j: A Neo4j server for the graph; ``None`` means embedded unless ``falkordb`` is set.
         falkordb: A FalkorDB server for the graph.
-        retrieval: Query-time defaults.
+        retrieval: Query-time defaults (:class:`QueryOptions`).
+        ranking: Ranking weights (:class:`RankingConfig`).
         embed_batch_size: Texts embedded per model call during ingestion.
     """
 
@@ -99,7 +148,8 @@ class KBConfig(_Model):
     chroma: ChromaServerConfig | None = None
     neo4j: Neo4jConfig | None = None
     falkordb: FalkorDBConfig | None = None
-    retrieval: RetrievalDefaults = RetrievalDefaults()
+    retrieval: QueryOptions = QueryOptions()
+    ranking: RankingConfig = RankingConfig()
     embed_batch_size: int = Field(default=64, gt=0)
 
     @model_validator(mode="after")

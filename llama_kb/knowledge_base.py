@@ -8,13 +8,13 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from llama_index.core.base.embeddings.base import BaseEmbedding
 
 from llama_kb.config import KBConfig
 from llama_kb.embeddings import embedding_fingerprint, resolve_embedding
-from llama_kb.errors import KnowledgeBaseError, QueryError
+from llama_kb.errors import KnowledgeBaseError
 from llama_kb.ingest.extractors import GraphExtractor, StructureExtractor
 from llama_kb.ingest.manifest import Manifest
 from llama_kb.ingest.pipeline import IngestionPipeline
@@ -25,16 +25,18 @@ from llama_kb.knowledge import (
     load_knowledge,
     retrieve_knowledge,
 )
-from llama_kb.query_engine import UnifiedQueryEngine
+from llama_kb.knowledge.store import KnowledgeStore
 from llama_kb.retrieval.classifier import QueryClassifier
 from llama_kb.retrieval.engine import ContextEngine
-from llama_kb.retrieval.options import validate_query
+from llama_kb.retrieval.options import resolve_options, validate_query
 from llama_kb.retrieval.payload import FusedContext
-from llama_kb.retriever import UnifiedContextRetriever
 from llama_kb.stores.chroma_vector import ChromaChunkStore
 from llama_kb.stores.factory import open_graph_store, open_vector_store
 from llama_kb.stores.graph import KBGraphStore
 from llama_kb.types import IngestReport, SearchHit
+
+if TYPE_CHECKING:  # the LlamaIndex face sits above the facade; imported only when asked for
+    from llama_kb.integrations.llamaindex import UnifiedContextRetriever, UnifiedQueryEngine
 
 logger = logging.getLogger(__name__)
 
@@ -68,7 +70,10 @@ class KnowledgeBase:
         self._pipeline = IngestionPipeline(
             manifest, vectors, graph, embedding, config.chunking, extractors
         )
-        self.engine = ContextEngine(vectors, graph, embedding, defaults=config.retrieval)
+        self.engine = ContextEngine(
+            vectors, graph, embedding, defaults=config.retrieval, ranking=config.ranking
+        )
+        self._knowledge: KnowledgeStore | None = None
         self._closed = False
 
     # -- opening ----------------------------------------------------------------------
@@ -132,6 +137,8 @@ class KnowledgeBase:
         if self._closed:
             return
         self._closed = True
+        if self._knowledge is not None:
+            self._knowledge.close()
         self.manifest.close()
         self.graph.close()
 
@@ -187,14 +194,13 @@ class KnowledgeBase:
     # -- queries ----------------------------------------------------------------------
 
     def search(
-        self, query: str, top_k: int = 5, filters: dict[str, Any] | None = None
+        self, query: str, top_k: int | None = None, filters: dict[str, Any] | None = None
     ) -> list[SearchHit]:
         """Plain dense retrieval: the ``top_k`` chunks closest to ``query``, best first."""
         query = validate_query(query)
-        if top_k <= 0:
-            raise QueryError(f"top_k must be a positive integer, got {top_k}")
+        options = resolve_options(self.config.retrieval, top_k=top_k, filters=filters)
         vector = self.embedding.get_query_embedding(query)
-        return self.vectors.query(vector, top_k, filters)
+        return self.vectors.query(vector, options.top_k, options.filters)
 
     def retrieve(self, query: str, **options: Any) -> FusedContext:
         """Unified retrieval: chunks and graph facts, routed and fused.
@@ -217,13 +223,32 @@ class KnowledgeBase:
 
     def as_retriever(self, include_facts: bool = True, **options: Any) -> UnifiedContextRetriever:
         """A LlamaIndex retriever over this knowledge base (options become its defaults)."""
+        # Deferred, as LlamaIndex's own ``as_retriever``: the core loads without its faces.
+        from llama_kb.integrations.llamaindex import UnifiedContextRetriever
+
         return UnifiedContextRetriever(self.engine, include_facts=include_facts, **options)
 
     def as_query_engine(self, llm: Any = None, **options: Any) -> UnifiedQueryEngine:
         """A LlamaIndex query engine; without ``llm`` it returns the rendered context."""
+        from llama_kb.integrations.llamaindex import UnifiedQueryEngine
+
         return UnifiedQueryEngine(retriever=self.as_retriever(**options), llm=llm)
 
     # -- three-layer knowledge (seed 000) ---------------------------------------------
+
+    @property
+    def knowledge(self) -> KnowledgeStore:
+        """The three knowledge layers (metadata, pieces, graph) over this base's stores."""
+        if self._knowledge is None:
+            self._knowledge = KnowledgeStore(
+                self.config.path,
+                self.vectors,
+                self.graph,
+                self.embedding,
+                self.config.collection,
+                self.config.retrieval,
+            )
+        return self._knowledge
 
     def load_knowledge(self, source: str | Path | Mapping[str, Any]) -> LoadReport:
         """Load entity metadata, knowledge pieces and graph from a JSON file or a dict.
@@ -237,7 +262,7 @@ class KnowledgeBase:
         self,
         query: str,
         entity_id: str | None = None,
-        top_k: int = 5,
+        top_k: int | None = None,
         graph_traversal_depth: int = 2,
         **filters: Any,
     ) -> RetrievalResult:

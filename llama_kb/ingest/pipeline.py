@@ -25,11 +25,11 @@ from llama_kb import graph_model as gm
 from llama_kb.config import ChunkingConfig
 from llama_kb.errors import BackendUnavailable, DocumentError, LlamaKBError
 from llama_kb.ingest.chunking import chunk_document
-from llama_kb.ingest.discovery import discover_files
 from llama_kb.ingest.extractors import GraphExtractor
 from llama_kb.ingest.linking import mention_relations
 from llama_kb.ingest.manifest import Manifest, SourceRecord
 from llama_kb.ingest.readers import read_path
+from llama_kb.ingest.sources import discover_files
 from llama_kb.names import NameMatcher
 from llama_kb.stores.chroma_vector import ChromaChunkStore
 from llama_kb.stores.graph import KBGraphStore

@@ -2,8 +2,13 @@
 loaded from JSON or structured from free text by an LLM, retrieved per entity and routed into
 prompt sections by ``info_type``.
 
-Built on the knowledge base's own stores: metadata in ``<kb>/knowledge.sqlite``, pieces in
-the Chroma collection ``<collection>-pieces``, the graph in the knowledge base's graph store.
+Built on the knowledge base's own stores (:class:`~llama_kb.knowledge.store.KnowledgeStore`,
+``kb.knowledge``): metadata in ``<kb>/knowledge.sqlite``, pieces in the Chroma collection
+``<collection>-pieces``, the graph in the knowledge base's graph store.
+
+May import the ground floor, ``embeddings``, ``stores`` and ``retrieval``; never the
+facade (``knowledge_base``) or a face: functions take the knowledge base (or its store) as
+an argument.
 
 Example:
     >>> from llama_kb import KnowledgeBase

@@ -27,17 +27,14 @@ import logging
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from llama_kb.errors import DocumentError, LlamaKBError
 from llama_kb.knowledge import guards
 from llama_kb.knowledge.model import EntityMetadata, GraphEdge, GraphNode, KnowledgePiece
-from llama_kb.knowledge.store import KnowledgeStore, WriteStatus
-
-if TYPE_CHECKING:
-    from llama_kb.knowledge_base import KnowledgeBase
+from llama_kb.knowledge.store import HasKnowledge, KnowledgeStore, WriteStatus, knowledge_store
 
 logger = logging.getLogger(__name__)
 
@@ -447,7 +444,7 @@ def _write_each(
 
 
 def load_knowledge(
-    kb: KnowledgeBase,
+    kb: KnowledgeStore | HasKnowledge,
     source: str | Path | Mapping[str, Any],
     *,
     max_piece_chars: int = MAX_PIECE_CHARS,
@@ -455,7 +452,7 @@ def load_knowledge(
     """Load a knowledge document (a JSON file or an already parsed ``dict``) into ``kb``.
 
     Args:
-        kb: An open knowledge base.
+        kb: An open knowledge base (or its :class:`KnowledgeStore`).
         source: Path of a JSON file in the seed's format, or the parsed document.
         max_piece_chars: Longest accepted piece ``content``.
 
@@ -472,6 +469,6 @@ def load_knowledge(
         'added 5, updated 0, unchanged 0, skipped 0 (metadata 1, pieces 1, nodes 2, edges 1)'
     """
     data, name = read_source(source)
-    with KnowledgeStore(kb) as store:
-        plan = validate_knowledge(data, name, store, max_piece_chars)
-        return apply_plan(plan, store)
+    store = knowledge_store(kb)
+    plan = validate_knowledge(data, name, store, max_piece_chars)
+    return apply_plan(plan, store)

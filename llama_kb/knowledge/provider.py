@@ -24,14 +24,12 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from llama_kb.errors import ConfigurationError, QueryError
 from llama_kb.knowledge.formatter import KnowledgeFormatter, ScoredPiece
 from llama_kb.knowledge.retrieval import GraphContextItem, RetrievalResult, retrieve_knowledge
-
-if TYPE_CHECKING:
-    from llama_kb.knowledge_base import KnowledgeBase
+from llama_kb.knowledge.store import HasKnowledge, KnowledgeStore
 
 USER_PROFILE = "user_profile"
 CONTEXT = "context"
@@ -167,12 +165,12 @@ class KnowledgeProvider:
     """A callable ``query -> {info_type: text}`` for prompts (seed 000's ``knowledge_provider``).
 
     Args:
-        kb: An open knowledge base.
+        kb: An open knowledge base (or its :class:`KnowledgeStore`).
         entity_id: The active entity (``user:alice``).
         formatters: Per ``info_type``: a callable taking a :class:`KnowledgeSection`, a
             Jinja2 template or a ``str.format`` string.
         formatter: Renders sections without a formatter of their own.
-        top_k: Most pieces from the search.
+        top_k: Most pieces from the search (default: the knowledge base's ``top_k``).
         graph_traversal_depth: Hops of the graph search from the entity.
         knowledge_types: Only pieces of these knowledge types.
         tags: Only pieces with one of these tags.
@@ -188,12 +186,12 @@ class KnowledgeProvider:
 
     def __init__(
         self,
-        kb: KnowledgeBase,
+        kb: KnowledgeStore | HasKnowledge,
         entity_id: str | None = None,
         *,
         formatters: Mapping[str, Any] | None = None,
         formatter: KnowledgeFormatter | None = None,
-        top_k: int = 5,
+        top_k: int | None = None,
         graph_traversal_depth: int = 2,
         knowledge_types: Iterable[str] | None = None,
         tags: Iterable[str] | None = None,

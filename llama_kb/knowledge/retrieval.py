@@ -14,14 +14,18 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from llama_kb.errors import QueryError
 from llama_kb.knowledge.model import GLOBAL_ENTITY_ID, EntityMetadata, KnowledgePiece
-from llama_kb.knowledge.store import KnowledgeStore, node_name, piece_filters
-
-if TYPE_CHECKING:
-    from llama_kb.knowledge_base import KnowledgeBase
+from llama_kb.knowledge.store import (
+    HasKnowledge,
+    KnowledgeStore,
+    knowledge_store,
+    node_name,
+    piece_filters,
+)
+from llama_kb.retrieval.options import resolve_options
 
 _HIDDEN_PROPERTIES = frozenset({"origin", "weight", "piece_id"})
 
@@ -110,10 +114,10 @@ class RetrievalResult:
 
 
 def retrieve_knowledge(
-    kb: KnowledgeBase,
+    kb: KnowledgeStore | HasKnowledge,
     query: str,
     entity_id: str | None = None,
-    top_k: int = 5,
+    top_k: int | None = None,
     graph_traversal_depth: int = 2,
     *,
     knowledge_types: Iterable[str] | None = None,
@@ -123,12 +127,13 @@ def retrieve_knowledge(
     """Metadata, matching pieces and graph context for ``query`` as seen by ``entity_id``.
 
     Args:
-        kb: An open knowledge base.
+        kb: An open knowledge base (or its :class:`KnowledgeStore`).
         query: The user input; an empty query skips the piece search.
         entity_id: The active entity (``user:alice``): the search is limited to its pieces
             and shared ones (without ``entity_id``) and the graph is searched from its node.
             ``None`` searches every piece and skips the graph.
-        top_k: Most pieces from the search (pieces linked from the graph come on top).
+        top_k: Most pieces from the search (pieces linked from the graph come on top);
+            default: the knowledge base's ``retrieval.top_k``.
         graph_traversal_depth: Hops of the breadth-first search (0 = no graph).
         knowledge_types: Only pieces of these knowledge types.
         info_types: Only pieces of these info types.
@@ -146,32 +151,35 @@ def retrieve_knowledge(
     """
     if not isinstance(query, str):
         raise QueryError(f"query must be a string, not {type(query).__name__}")
-    if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k <= 0:
+    store = knowledge_store(kb)
+    if isinstance(top_k, bool):
         raise QueryError(f"top_k must be a positive integer, got {top_k!r}")
+    top_k = resolve_options(store.defaults, top_k=top_k).top_k
     depth = graph_traversal_depth
     if isinstance(depth, bool) or not isinstance(depth, int) or depth < 0:
         raise QueryError(f"graph_traversal_depth must be an integer >= 0, got {depth!r}")
     wanted = _PieceFilter.build(knowledge_types, info_types, tags)
-    with KnowledgeStore(kb) as store:
-        metadata = store.metadata.get(entity_id) if entity_id else None
-        global_metadata = (
-            store.metadata.get(GLOBAL_ENTITY_ID) if entity_id != GLOBAL_ENTITY_ID else None
-        )
-        scored: dict[str, tuple[KnowledgePiece, float]] = {}
-        if query.strip() and not wanted.empty:
-            vector = store.embedding.get_query_embedding(query.strip())
-            where = piece_filters(entity_id, wanted.knowledge_types, wanted.info_types, wanted.tags)
-            for piece, score in store.pieces.search(vector, top_k, where):
-                _keep_best(scored, piece, score)
-        graph_context = _graph_context(store, entity_id, depth) if entity_id else []
-        for item in graph_context:
-            if item.linked_piece is not None and wanted.accepts(item.linked_piece):
-                _keep_best(scored, item.linked_piece, item.score)
+    metadata = store.metadata.get(entity_id) if entity_id else None
+    global_metadata = (
+        store.metadata.get(GLOBAL_ENTITY_ID) if entity_id != GLOBAL_ENTITY_ID else None
+    )
+    scored: dict[str, tuple[KnowledgePiece, float]] = {}
+    if query.strip() and not wanted.empty:
+        vector = store.embedding.get_query_embedding(query.strip())
+        where = piece_filters(entity_id, wanted.knowledge_types, wanted.info_types, wanted.tags)
+        for piece, score in store.pieces.search(vector, top_k, where):
+            _keep_best(scored, piece, score)
+    graph_context = _graph_context(store, entity_id, depth) if entity_id else []
+    for item in graph_context:
+        if item.linked_piece is not None and wanted.accepts(item.linked_piece):
+            _keep_best(scored, item.linked_piece, item.score)
     pieces = sorted(scored.values(), key=lambda ps: (-ps[1], ps[0].piece_id))
     return RetrievalResult(query, entity_id, metadata, global_metadata, pieces, graph_context)
 
 
-async def aretrieve_knowledge(kb: KnowledgeBase, query: str, **options: Any) -> RetrievalResult:
+async def aretrieve_knowledge(
+    kb: KnowledgeStore | HasKnowledge, query: str, **options: Any
+) -> RetrievalResult:
     """Async :func:`retrieve_knowledge` (the blocking store calls run in a worker thread)."""
     return await asyncio.to_thread(retrieve_knowledge, kb, query, **options)
 

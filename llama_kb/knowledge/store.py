@@ -26,11 +26,12 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.graph_stores.types import LabelledNode, Relation, Triplet
 
+from llama_kb.config import QueryOptions
 from llama_kb.errors import BackendError
 from llama_kb.graph_model import NamedNode
 from llama_kb.knowledge.model import (
@@ -40,11 +41,8 @@ from llama_kb.knowledge.model import (
     KnowledgePiece,
     stable_hash,
 )
-from llama_kb.stores.chroma_vector import open_collection
+from llama_kb.stores.chroma_vector import ChromaChunkStore, open_collection
 from llama_kb.stores.graph import KBGraphStore
-
-if TYPE_CHECKING:
-    from llama_kb.knowledge_base import KnowledgeBase
 
 logger = logging.getLogger(__name__)
 
@@ -182,7 +180,7 @@ class PieceStore:
     unchanged pieces cost nothing on reload.
 
     Args:
-        collection: The Chroma collection (see :func:`pieces_collection_name`).
+        collection: The Chroma collection ``<collection>-pieces``.
         embedding: The knowledge base's embedding.
     """
 
@@ -483,20 +481,36 @@ def node_name(node: LabelledNode) -> str:
 
 
 class KnowledgeStore:
-    """The three knowledge layers of one knowledge base; close it (or use ``with``).
+    """The three knowledge layers over one knowledge base's stores; close it (or use ``with``).
+
+    A :class:`~llama_kb.KnowledgeBase` opens one as ``kb.knowledge`` and closes it with
+    itself; the knowledge functions accept either.
 
     Args:
-        kb: An open knowledge base.
+        root: The knowledge base directory (holds ``knowledge.sqlite``).
+        vectors: The chunk store; its Chroma client holds the pieces collection.
+        graph: The graph store.
+        embedding: The knowledge base's embedding.
+        collection: The chunk collection's name; pieces go to ``<collection>-pieces``.
+        defaults: Query defaults (``top_k``) for piece search.
     """
 
-    def __init__(self, kb: KnowledgeBase) -> None:
-        root = Path(kb.config.path).expanduser()
-        self.metadata = MetadataStore(root / KNOWLEDGE_DB)
-        collection = open_collection(kb.vectors.client, pieces_collection_name(kb))
-        self.pieces = PieceStore(collection, kb.embedding)
-        self.graph = KnowledgeGraph(kb.graph)
-        self.embedding = kb.embedding
-        self.root = root
+    def __init__(
+        self,
+        root: Path,
+        vectors: ChromaChunkStore,
+        graph: KBGraphStore,
+        embedding: BaseEmbedding,
+        collection: str,
+        defaults: QueryOptions | None = None,
+    ) -> None:
+        self.root = Path(root).expanduser()
+        self.metadata = MetadataStore(self.root / KNOWLEDGE_DB)
+        pieces = open_collection(vectors.client, f"{collection}{PIECES_SUFFIX}")
+        self.pieces = PieceStore(pieces, embedding)
+        self.graph = KnowledgeGraph(graph)
+        self.embedding = embedding
+        self.defaults = defaults or QueryOptions()
 
     def close(self) -> None:
         """Release the metadata database (the other stores belong to the knowledge base)."""
@@ -514,6 +528,15 @@ class KnowledgeStore:
         self.close()
 
 
-def pieces_collection_name(kb: KnowledgeBase) -> str:
-    """Name of the Chroma collection holding the pieces: ``<collection>-pieces``."""
-    return f"{kb.config.collection}{PIECES_SUFFIX}"
+class HasKnowledge(Protocol):
+    """Anything that holds a :class:`KnowledgeStore` (a ``KnowledgeBase`` does)."""
+
+    @property
+    def knowledge(self) -> KnowledgeStore:
+        """The knowledge layers."""
+        ...
+
+
+def knowledge_store(target: KnowledgeStore | HasKnowledge) -> KnowledgeStore:
+    """The :class:`KnowledgeStore` of ``target`` (a knowledge base, or the store itself)."""
+    return target if isinstance(target, KnowledgeStore) else target.knowledge

@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from llama_kb.errors import ConfigurationError, DocumentError, MissingDependencyError
 from llama_kb.knowledge import guards
@@ -38,10 +38,7 @@ from llama_kb.knowledge.loader import (
     validate_knowledge,
 )
 from llama_kb.knowledge.model import KnowledgeType
-from llama_kb.knowledge.store import KnowledgeStore
-
-if TYPE_CHECKING:
-    from llama_kb.knowledge_base import KnowledgeBase
+from llama_kb.knowledge.store import HasKnowledge, KnowledgeStore, knowledge_store
 
 logger = logging.getLogger(__name__)
 
@@ -137,7 +134,7 @@ def build_prompt(text: str, entity_id: str | None = None) -> str:
 
 
 def structure_knowledge(
-    kb: KnowledgeBase,
+    kb: KnowledgeStore | HasKnowledge,
     text: str,
     llm: Any,
     *,
@@ -151,7 +148,7 @@ def structure_knowledge(
     """Structure free text with ``llm``, validate it, optionally record it, and load it.
 
     Args:
-        kb: An open knowledge base.
+        kb: An open knowledge base (or its :class:`KnowledgeStore`).
         text: The expert's notes.
         llm: A LlamaIndex ``LLM``, a LangChain chat model / LLM, or ``prompt -> str``.
         max_retries: Further attempts after a malformed or invalid answer.
@@ -178,10 +175,10 @@ def structure_knowledge(
         logger.warning("%s: credentials were redacted before sending the text to the LLM", source)
     prompt = build_prompt(safe_text.strip(), entity_id)
     model = model_name(llm)
-    with KnowledgeStore(kb) as store:
-        data, plan, attempts = _ask(llm, prompt, source, store, max_retries, max_piece_chars)
-        report = apply_plan(plan, store) if load else None
-    path = _write_checkin(kb, safe_text, data, model, attempts, report) if checkin else None
+    store = knowledge_store(kb)
+    data, plan, attempts = _ask(llm, prompt, source, store, max_retries, max_piece_chars)
+    report = apply_plan(plan, store) if load else None
+    path = _write_checkin(store.root, safe_text, data, model, attempts, report) if checkin else None
     return StructuringResult(data, attempts, model, report, path)
 
 
@@ -230,7 +227,7 @@ def _json_text(answer: str) -> str:
 
 
 def _write_checkin(
-    kb: KnowledgeBase,
+    root: Path,
     text: str,
     data: dict[str, Any],
     model: str,
@@ -239,7 +236,7 @@ def _write_checkin(
 ) -> Path:
     now = datetime.now(UTC)
     digest = hashlib.sha256(text.encode()).hexdigest()
-    folder = Path(kb.config.path).expanduser() / CHECKIN_DIR
+    folder = root / CHECKIN_DIR
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{now.strftime('%Y%m%dT%H%M%S%fZ')}-{digest[:12]}.json"
     record = {

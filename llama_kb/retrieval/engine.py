@@ -26,14 +26,14 @@ from typing import Any
 import numpy as np
 from llama_index.core.base.embeddings.base import BaseEmbedding
 
-from llama_kb.config import RetrievalDefaults
+from llama_kb.config import QueryOptions, RankingConfig
 from llama_kb.errors import LlamaKBError, QueryError
 from llama_kb.names import candidate_spans
 from llama_kb.retrieval.classifier import HeuristicClassifier, QueryClassifier
 from llama_kb.retrieval.facts import graph_facts, merge_facts
 from llama_kb.retrieval.fuzzy_names import FuzzyNameLinker
 from llama_kb.retrieval.index import IndexSnapshot, RetrievalIndex, top_rows
-from llama_kb.retrieval.options import RetrievalOptions, validate_query
+from llama_kb.retrieval.options import resolve_options, validate_query
 from llama_kb.retrieval.payload import Classification, Fact, FusedContext
 from llama_kb.stores.chroma_vector import ChromaChunkStore
 from llama_kb.stores.graph import KBGraphStore
@@ -41,22 +41,13 @@ from llama_kb.types import Route, SearchHit
 
 logger = logging.getLogger(__name__)
 
-RRF_K = 60
-LEXICAL_SHARE = 0.5
-HIT_SEEDS = 10
-HIT_SEED_MASS = 0.3
-HIT_TEMPERATURE = 0.05
-BASE_SHARE = 0.03
-COVERAGE_BONUS = 0.1
-REFINE_FROM_TOP = 3
-
 
 @dataclass
 class _Plan:
     """State of one query between steps."""
 
     query: str
-    options: RetrievalOptions
+    options: QueryOptions
     started: float
     snapshot: IndexSnapshot | None = None
     mask: np.ndarray | None = None
@@ -75,6 +66,7 @@ class ContextEngine:
         embedding: Embeds queries (must match the stored vectors).
         classifier: Routes queries; default :class:`HeuristicClassifier`.
         defaults: Default query options.
+        ranking: Ranking weights and constants.
     """
 
     def __init__(
@@ -83,14 +75,16 @@ class ContextEngine:
         graph: KBGraphStore,
         embedding: BaseEmbedding,
         classifier: QueryClassifier | None = None,
-        defaults: RetrievalDefaults | None = None,
+        defaults: QueryOptions | None = None,
+        ranking: RankingConfig | None = None,
     ) -> None:
         self.vectors = vectors
         self.graph = graph
         self.embedding = embedding
         self.classifier = classifier or HeuristicClassifier()
-        self.defaults = defaults or RetrievalDefaults()
-        self.index = RetrievalIndex(vectors, graph)
+        self.defaults = defaults or QueryOptions()
+        self.ranking = ranking or RankingConfig()
+        self.index = RetrievalIndex(vectors, graph, title_pull=self.ranking.title_pull)
         self._fuzzy: tuple[IndexSnapshot, FuzzyNameLinker] | None = None
 
     # -- public -----------------------------------------------------------------------
@@ -134,7 +128,7 @@ class ContextEngine:
     def _plan(self, query: str, options: dict[str, Any]) -> _Plan:
         plan = _Plan(
             validate_query(query),
-            RetrievalOptions.build(self.defaults, **options),
+            resolve_options(self.defaults, **options),
             time.perf_counter(),
         )
         started = time.perf_counter()
@@ -204,7 +198,7 @@ class ContextEngine:
     def _fuzzy_linker(self, snapshot: IndexSnapshot) -> FuzzyNameLinker:
         current = self._fuzzy
         if current is None or current[0] is not snapshot:
-            linker = FuzzyNameLinker(snapshot.names, self.embedding)
+            linker = FuzzyNameLinker(snapshot.names, self.embedding, self.ranking.name_similarity)
             if current is not None:
                 linker.reuse_vectors(current[1])
             current = (snapshot, linker)
@@ -215,7 +209,7 @@ class ContextEngine:
         started = time.perf_counter()
         try:
             vector = self.embedding.get_query_embedding(plan.query)
-            hits = self.vectors.query(vector, _candidates(plan.options.top_k), plan.options.filters)
+            hits = self.vectors.query(vector, self._candidates(plan), plan.options.filters)
         except Exception as e:
             self._degrade(plan, "vector", e)
             hits = []
@@ -273,7 +267,7 @@ class ContextEngine:
         if route is Route.HYBRID and snapshot is not None:
             refined = [
                 snapshot.doc_node_of_row[snapshot.row_of[h.chunk_id]]
-                for h in hits[:REFINE_FROM_TOP]
+                for h in hits[: self.ranking.refine_from_top]
                 if h.chunk_id in snapshot.row_of
             ]
             refined = [e for e in dict.fromkeys(refined) if e not in plan.entity_ids]
@@ -305,14 +299,15 @@ class ContextEngine:
         lexical: np.ndarray | None,
     ) -> list[SearchHit]:
         """Reciprocal rank fusion of dense and BM25 rankings."""
-        depth = _candidates(plan.options.top_k)
+        depth = self._candidates(plan)
         ranks: dict[str, dict[str, int]] = {}
         for rank, hit in enumerate(dense, 1):
             ranks.setdefault(hit.chunk_id, {})["vector"] = rank
         if lexical is not None:
             for row, rank in _rank_of(lexical, plan.mask, depth).items():
                 ranks.setdefault(snapshot.chunk_ids[row], {})["bm25"] = rank
-        fused = {c: sum(1.0 / (RRF_K + r) for r in rs.values()) for c, rs in ranks.items()}
+        rrf_k = self.ranking.rrf_k
+        fused = {c: sum(1.0 / (rrf_k + r) for r in rs.values()) for c, rs in ranks.items()}
         order = sorted(fused, key=lambda c: (-fused[c], c))[: plan.options.top_k]
         return [self._hit(snapshot, c, fused[c], ranks[c]) for c in order]
 
@@ -333,21 +328,24 @@ class ContextEngine:
                 row = snapshot.row_of.get(hit.chunk_id)
                 if row is not None:
                     dense_scores[row] = hit.score
-        base = (1 - LEXICAL_SHARE) * _minmax(dense_scores)
+        ranking = self.ranking
+        base = (1 - ranking.lexical_share) * _minmax(dense_scores)
         if lexical is not None:
-            base += LEXICAL_SHARE * _minmax(lexical)
+            base += ranking.lexical_share * _minmax(lexical)
         assert plan.classification is not None
         name_seeds = snapshot.graph.name_vector(plan.entity_ids)
         use_hits = plan.classification.label is Route.HYBRID or not name_seeds.any()
         chunk_seeds = np.zeros(n)
         if use_hits:
-            top = np.asarray(top_rows(base, HIT_SEEDS, plan.mask), dtype=int)
+            top = np.asarray(top_rows(base, ranking.hit_seeds, plan.mask), dtype=int)
             if top.size:
-                weights = np.exp((base[top] - base[top].max()) / HIT_TEMPERATURE)
-                mass = HIT_SEED_MASS if name_seeds.any() else 1.0
+                weights = np.exp((base[top] - base[top].max()) / ranking.hit_temperature)
+                mass = ranking.hit_seed_mass if name_seeds.any() else 1.0
                 chunk_seeds[top] = mass * weights / weights.sum()
         started = time.perf_counter()
-        walk = snapshot.graph.personalized_pagerank(chunk_seeds, name_seeds)
+        walk = snapshot.graph.personalized_pagerank(
+            chunk_seeds, name_seeds, ranking.ppr_damping, ranking.ppr_iterations
+        )
         plan.trace.setdefault("retrievers", {})["graph"] = {
             "seeds": {
                 "entities": int((name_seeds > 0).sum()),
@@ -356,12 +354,12 @@ class ContextEngine:
             "ms": _ms(started),
         }
         peak = walk.max()
-        final = (walk / peak if peak > 0 else walk) + BASE_SHARE * base
+        final = (walk / peak if peak > 0 else walk) + ranking.base_share * base
         if len(plan.entity_ids) > 1:
             # a chunk that ties together several of the query's entities answers how they
             # relate; PPR alone ranks every chunk of an entity's document alike
             covered = snapshot.graph.coverage(plan.entity_ids)
-            final += COVERAGE_BONUS * np.maximum(covered - 1, 0)
+            final += ranking.coverage_bonus * np.maximum(covered - 1, 0)
         order = top_rows(final, plan.options.top_k, plan.mask)
         dense_rank = {h.chunk_id: i for i, h in enumerate(dense, 1)}
         lexical_rank = _rank_of(lexical, plan.mask) if lexical is not None else {}
@@ -376,6 +374,10 @@ class ContextEngine:
                 ranks["bm25"] = lexical_rank[row]
             hits.append(self._hit(snapshot, chunk_id, float(final[row]), ranks))
         return hits
+
+    def _candidates(self, plan: _Plan) -> int:
+        """Dense and lexical candidates to fuse: enough for the hit seeds and the final top_k."""
+        return max(plan.options.top_k, self.ranking.min_candidates)
 
     @staticmethod
     def _hit(
@@ -408,11 +410,6 @@ class ContextEngine:
             raise LlamaKBError(f"{backend} backend failed: {error}") from error
         logger.warning("%s backend failed, continuing without it: %s", backend, error)
         plan.degraded.append(f"{backend}: {type(error).__name__}: {error}")
-
-
-def _candidates(top_k: int) -> int:
-    """Dense and lexical candidates to fuse: enough for the hit seeds and the final top_k."""
-    return max(top_k, 10)
 
 
 def _minmax(scores: np.ndarray) -> np.ndarray:

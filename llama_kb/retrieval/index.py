@@ -19,7 +19,7 @@ import numpy as np
 from llama_kb import graph_model as gm
 from llama_kb.names import Mention, NameMatcher
 from llama_kb.retrieval.lexical import BM25Index
-from llama_kb.retrieval.name_graph import NameGraph
+from llama_kb.retrieval.name_graph import TITLE_PULL, NameGraph
 from llama_kb.stores.chroma_vector import ChromaChunkStore
 from llama_kb.stores.graph import KBGraphStore
 
@@ -67,9 +67,12 @@ class IndexSnapshot:
 class RetrievalIndex:
     """Keeps an :class:`IndexSnapshot` in step with the stores."""
 
-    def __init__(self, vectors: ChromaChunkStore, graph: KBGraphStore) -> None:
+    def __init__(
+        self, vectors: ChromaChunkStore, graph: KBGraphStore, title_pull: float = TITLE_PULL
+    ) -> None:
         self.vectors = vectors
         self.graph = graph
+        self.title_pull = title_pull
         self._lock = threading.Lock()
         self._snapshot: IndexSnapshot | None = None
         self._version: int | None = None
@@ -90,7 +93,7 @@ class RetrievalIndex:
         with self._lock:
             if self._snapshot is None or version != self._version:
                 started = time.perf_counter()
-                self._snapshot = build_snapshot(self.vectors, self.graph)
+                self._snapshot = build_snapshot(self.vectors, self.graph, self.title_pull)
                 self._version = version
                 logger.info(
                     "retrieval index built: %d chunks, %d names in %.2fs",
@@ -101,7 +104,9 @@ class RetrievalIndex:
             return self._snapshot
 
 
-def build_snapshot(vectors: ChromaChunkStore, graph: KBGraphStore) -> IndexSnapshot:
+def build_snapshot(
+    vectors: ChromaChunkStore, graph: KBGraphStore, title_pull: float = TITLE_PULL
+) -> IndexSnapshot:
     """Read chunks from the vector store and names/edges from the graph store."""
     chunk_ids: list[str] = []
     texts: list[str] = []
@@ -147,7 +152,7 @@ def build_snapshot(vectors: ChromaChunkStore, graph: KBGraphStore) -> IndexSnaps
         metadata=tuple(metadata),
         row_of=row_of,
         bm25=lexical,
-        graph=NameGraph.build(len(chunk_ids), title_edges, mention_edges),
+        graph=NameGraph.build(len(chunk_ids), title_edges, mention_edges, title_pull),
         matcher=matcher,
         names=names,
         doc_node_of_row=doc_nodes,

@@ -23,6 +23,7 @@ import scipy.sparse as sp
 
 TITLE_PULL = 100.0
 DAMPING = 0.7
+MAX_ITERATIONS = 15
 _SPARSE_FROM = 20_000
 
 
@@ -101,7 +102,7 @@ class NameGraph:
         chunk_seeds: np.ndarray,
         name_seeds: np.ndarray,
         damping: float = DAMPING,
-        max_iter: int = 15,
+        max_iter: int = MAX_ITERATIONS,
         tol: float = 1e-6,
         sparse: bool | None = None,
     ) -> np.ndarray:

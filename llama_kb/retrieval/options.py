@@ -1,18 +1,20 @@
-"""Validated query-time input: the query text and retrieval options."""
+"""Validated query-time input: the query text and :class:`QueryOptions` (re-exported here)."""
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 from typing import Any
 
-from llama_kb.config import RetrievalDefaults
+from pydantic import ValidationError
+
+from llama_kb.config import QueryOptions
 from llama_kb.errors import QueryError
-from llama_kb.types import Route
 
 logger = logging.getLogger(__name__)
 
 MAX_QUERY_CHARS = 8000
+
+__all__ = ["ALIASES", "MAX_QUERY_CHARS", "QueryOptions", "resolve_options", "validate_query"]
 
 
 def validate_query(query: object) -> str:
@@ -31,47 +33,57 @@ def validate_query(query: object) -> str:
     return text
 
 
-@dataclass(frozen=True)
-class RetrievalOptions:
-    """Query-time options (see :meth:`ContextEngine.retrieve`)."""
+ALIASES: dict[str, str] = {
+    "k": "top_k",
+    "similarity_top_k": "top_k",
+    "max_results": "top_k",
+    "relevance_threshold": "min_score",
+}
+"""Names the faces' users type (LangChain, LlamaIndex, seed 004) -> :class:`QueryOptions` field."""
 
-    top_k: int = 5
-    min_score: float | None = None
-    filters: dict[str, Any] | None = None
-    route: Route | None = None
-    max_cost: float = 1.0
-    max_hops: int = 4
-    max_nodes: int = 50
-    max_facts: int = 20
-    strict: bool = False
 
-    @classmethod
-    def build(cls, defaults: RetrievalDefaults, **options: Any) -> RetrievalOptions:
-        """Validate ``options`` over ``defaults``; raises :class:`QueryError`."""
-        unknown = set(options) - set(cls.__dataclass_fields__)
-        if unknown:
-            raise QueryError(f"unknown retrieval option(s): {', '.join(sorted(unknown))}")
-        values = {
-            "top_k": defaults.top_k,
-            "max_cost": defaults.max_cost,
-            "max_hops": defaults.max_hops,
-            "max_nodes": defaults.max_nodes,
-            **{k: v for k, v in options.items() if v is not None},
-        }
-        route = values.get("route")
-        if route is not None and not isinstance(route, Route):
-            try:
-                values["route"] = Route(str(route).lower())
-            except ValueError:
-                raise QueryError(
-                    f"unknown route {route!r}; use one of: semantic, factual, hybrid"
-                ) from None
-        for name in ("top_k", "max_nodes", "max_facts"):
-            if not isinstance(values.get(name, 1), int) or values.get(name, 1) <= 0:
-                raise QueryError(f"{name} must be a positive integer, got {values[name]!r}")
-        if values["max_hops"] < 0 or values["max_cost"] < 0:
-            raise QueryError("max_hops and max_cost must not be negative")
-        filters = values.get("filters")
-        if filters is not None and not isinstance(filters, dict):
-            raise QueryError("filters must be a mapping of metadata field -> value")
-        return cls(**values)
+def resolve_options(defaults: QueryOptions, **given: Any) -> QueryOptions:
+    """Validate per-call options over ``defaults``; the one place options are checked.
+
+    Accepts the :class:`QueryOptions` fields, their :data:`ALIASES`, and a nested
+    ``search_kwargs`` mapping (LangChain's convention). ``None`` values keep the default.
+
+    Raises:
+        QueryError: An unknown option, two names for one option with different values, or
+            an invalid value.
+    """
+    nested = given.pop("search_kwargs", None) or {}
+    if not isinstance(nested, dict):
+        raise QueryError("search_kwargs must be a mapping of option -> value")
+    values: dict[str, Any] = {}
+    for name, value in [*nested.items(), *given.items()]:
+        if value is None:
+            continue
+        field = ALIASES.get(name, name)
+        if field not in QueryOptions.model_fields:
+            known = ", ".join([*QueryOptions.model_fields, *ALIASES])
+            raise QueryError(f"unknown retrieval option(s): {name}; known: {known}")
+        if field in values and values[field] != value:
+            raise QueryError(f"{name}={value!r} conflicts with {field}={values[field]!r}")
+        values[field] = value
+    if not values:
+        return defaults
+    try:
+        return QueryOptions.model_validate({**defaults.model_dump(), **values})
+    except ValidationError as e:
+        raise QueryError(_describe(e)) from None
+
+
+def _describe(error: ValidationError) -> str:
+    item = error.errors()[0]
+    field = ".".join(str(p) for p in item["loc"])
+    value = item.get("input")
+    if field == "route":
+        return f"unknown route {value!r}; use one of: semantic, factual, hybrid"
+    if field == "filters":
+        return "filters must be a mapping of metadata field -> value"
+    if item["type"] == "greater_than_equal":
+        return f"{field} must not be negative, got {value!r}"
+    if item["type"] in {"greater_than", "int_parsing", "int_from_float", "int_type"}:
+        return f"{field} must be a positive integer, got {value!r}"
+    return f"invalid {field}: {item['msg']} (got {value!r})"

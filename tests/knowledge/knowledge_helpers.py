@@ -127,10 +127,10 @@ def run_command(capsys: Any, *argv: str) -> tuple[int, str, str]:
     """Run a knowledge CLI command as ``llama-kb`` would; ``(exit code, stdout, stderr)``.
 
     Uses ``llama_kb.cli.main`` once the commands are wired in, else the same parser and
-    error handling around :mod:`llama_kb.knowledge.commands`.
+    error handling around :mod:`llama_kb.knowledge_cli`.
     """
     from llama_kb import cli
-    from llama_kb.knowledge import commands
+    from llama_kb import knowledge_cli as commands
 
     if argv[0] in getattr(cli, "_COMMANDS", {}):
         code = cli.main(list(argv))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import nullcontext
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,6 @@ from servers import unique_name
 
 from llama_kb import KBConfig, KnowledgeBase
 from llama_kb.knowledge import KnowledgeProvider, load_knowledge, retrieve_knowledge
-from llama_kb.knowledge.store import KnowledgeStore
 
 chroma_server = servers.chroma_server
 falkordb_server = servers.falkordb_server
@@ -55,7 +55,7 @@ def test_load_retrieve_and_route(any_kb: KnowledgeBase) -> None:
     )
     assert sections["instructions"].startswith("[procedure] Initialize transient LES")
     assert "bob-fwh" not in str(sections) and "FW-H" not in str(sections)
-    with KnowledgeStore(any_kb) as store:
+    with nullcontext(any_kb.knowledge) as store:
         assert store.pieces.count() == 5
         assert store.pieces.collection.name == f"{any_kb.config.collection}-pieces"
     # on servers nothing but the metadata table is kept locally

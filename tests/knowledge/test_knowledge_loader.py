@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -13,14 +14,14 @@ from knowledge_helpers import SEED_EXAMPLE, run_command, team_document
 
 from llama_kb import DocumentError, KnowledgeBase
 from llama_kb.knowledge import KnowledgeType, load_knowledge, retrieve_knowledge
-from llama_kb.knowledge.store import KNOWLEDGE_DB, KnowledgeStore
+from llama_kb.knowledge.store import KNOWLEDGE_DB
 
 # -- helpers -------------------------------------------------------------------------------------
 
 
 def snapshot(kb: KnowledgeBase) -> dict[str, Any]:
     """Everything the loader can write, to compare before and after."""
-    with KnowledgeStore(kb) as store:
+    with nullcontext(kb.knowledge) as store:
         pieces = store.pieces.collection.get(include=["metadatas", "documents", "embeddings"])
         metadata = sqlite3.connect(store.root / KNOWLEDGE_DB).execute(
             "SELECT * FROM entity_metadata ORDER BY entity_id"
@@ -47,7 +48,7 @@ def skipped(report: Any) -> dict[str, str]:
 
 
 def stored_piece_ids(kb: KnowledgeBase) -> list[str]:
-    with KnowledgeStore(kb) as store:
+    with nullcontext(kb.knowledge) as store:
         return sorted(store.pieces.collection.get()["ids"])
 
 
@@ -61,7 +62,7 @@ def test_seed_example_fills_all_three_layers(kb: KnowledgeBase) -> None:
     assert report.summary() == (
         "added 5, updated 0, unchanged 0, skipped 0 (metadata 1, pieces 1, nodes 2, edges 1)"
     )
-    with KnowledgeStore(kb) as store:
+    with nullcontext(kb.knowledge) as store:
         alice = store.metadata.get("user:alice")
         assert alice is not None and alice.entity_type == "user"
         assert alice.properties == {"specialization": "turbomachinery", "team": "aero"}
@@ -205,7 +206,7 @@ def test_bad_items_are_rejected_by_name_and_the_rest_loads(kb: KnowledgeBase) ->
         assert "ghp_" not in reason and "s3cret" not in reason and "x1y2" not in reason
     assert report.loaded == {"metadata": 3, "pieces": 5, "nodes": 6, "edges": 5}
     # nothing of a rejected item was written anywhere
-    with KnowledgeStore(kb) as store:
+    with nullcontext(kb.knowledge) as store:
         assert store.metadata.get("user:carol") is None and store.metadata.get("user:dave") is None
     assert stored_piece_ids(kb) == sorted(p["piece_id"] for p in team_document()["pieces"])
     assert kb.graph.get(ids=["db:prod", "technique:rans"]) == []

@@ -1,4 +1,4 @@
-"""Finding the files to ingest under the paths a user gives.
+"""Local files: finding the files to ingest under the paths a user gives.
 
 Directories are walked recursively, keeping files whose suffix has a reader (see
 :func:`~llama_kb.ingest.readers.supported_suffixes`); hidden files and directories (names

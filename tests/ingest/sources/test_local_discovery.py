@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from llama_kb.ingest.discovery import discover_files
+from llama_kb.ingest.sources import discover_files
 
 TREE = [
     "a.md",
