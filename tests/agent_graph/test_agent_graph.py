@@ -151,6 +151,7 @@ def test_missing_mcp_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
         mcp_server.require_mcp()
 
 
+@pytest.mark.slow
 def test_mcp_is_imported_lazily() -> None:
     code = (
         "import sys, llama_kb.cli, llama_kb.integrations.mcp_server; sys.exit('mcp' in sys.modules)"
