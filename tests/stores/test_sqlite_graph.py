@@ -13,6 +13,8 @@ from llama_kb.errors import BackendError, DocumentError
 from llama_kb.graph_model import NamedNode
 from llama_kb.stores.sqlite_graph import SQLitePropertyGraphStore
 
+pytest_plugins = ["sqlite_fixtures"]  # db_path, store, movie_graph
+
 # ------------------------------------------------------------------------------------------
 # round trips
 

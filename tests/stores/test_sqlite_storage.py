@@ -19,6 +19,8 @@ import llama_kb.stores.sqlite_graph as sqlite_graph
 from llama_kb.errors import BackendError, NotSupportedError
 from llama_kb.stores.sqlite_graph import SQLitePropertyGraphStore
 
+pytest_plugins = ["sqlite_fixtures"]  # db_path, store, movie_graph
+
 # The directory holding the ``llama_kb`` package under test, for child processes.
 PACKAGE_ROOT = Path(sqlite_graph.__file__).absolute().parents[2]
 

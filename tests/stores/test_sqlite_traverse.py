@@ -10,6 +10,8 @@ from sqlite_helpers import chain, reached, rel
 from llama_kb.errors import QueryError
 from llama_kb.stores.sqlite_graph import SQLitePropertyGraphStore
 
+pytest_plugins = ["sqlite_fixtures"]  # db_path, store, movie_graph
+
 # ------------------------------------------------------------------------------------------
 # traversal
 

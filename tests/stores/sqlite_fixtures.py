@@ -1,4 +1,7 @@
-"""Fixtures shared by the SQLite graph store tests."""
+"""Fixtures for the SQLite graph store tests, loaded with ``pytest_plugins = ["sqlite_fixtures"]``.
+
+(Not a ``conftest.py``: test modules import ``conftest`` from ``tests/`` by that name.)
+"""
 
 from __future__ import annotations
 
