@@ -21,8 +21,7 @@ ORIGIN = "knowledge"
 class KnowledgeGraph:
     """Knowledge nodes and relations in the knowledge base's graph store.
 
-    Reads use the LlamaIndex ``PropertyGraphStore`` API (``get``, ``get_triplets``), which
-    the embedded SQLite store and the server stores share.
+    Reads use the ``get`` / ``get_triplets`` methods of the graph-store protocol.
 
     Args:
         graph: The knowledge base's graph store.
@@ -30,18 +29,16 @@ class KnowledgeGraph:
 
     def __init__(self, graph: KBGraphStore) -> None:
         self.graph = graph
-        # A PropertyGraphAdapter wraps the LlamaIndex store that offers get/get_triplets.
-        self._api: Any = graph if hasattr(graph, "get_triplets") else graph.store  # type: ignore[attr-defined]
 
     def existing_nodes(self, node_ids: Iterable[str]) -> set[str]:
         """Those of ``node_ids`` that are stored."""
         ids = list(dict.fromkeys(node_ids))
-        return {n.id for n in self._api.get(ids=ids)} if ids else set()
+        return {n.id for n in self.graph.get(ids=ids)} if ids else set()
 
     def upsert_node(self, node: GraphNode) -> WriteStatus:
         """Insert or update one node."""
         stored = _graph_node(node)
-        old = self._api.get(ids=[node.node_id])
+        old = self.graph.get(ids=[node.node_id])
         if old and _same_node(old[0], stored):
             return WriteStatus.UNCHANGED
         self.graph.upsert_nodes([stored])
@@ -60,7 +57,7 @@ class KnowledgeGraph:
         )
         old = [
             rel
-            for _, rel, _ in self._api.get_triplets(
+            for _, rel, _ in self.graph.get_triplets(
                 ids=[edge.source_id], relation_names=[edge.edge_type]
             )
             if rel.source_id == edge.source_id and rel.target_id == edge.target_id
@@ -87,7 +84,7 @@ class KnowledgeGraph:
         seen: set[tuple[str, str, str]] = set()
         found: list[tuple[Triplet, int]] = []
         for level in range(1, depth + 1):
-            triplets = self._api.get_triplets(ids=frontier)
+            triplets = self.graph.get_triplets(ids=frontier)
             triplets = sorted(
                 (t for t in triplets if t[1].properties.get("origin") == ORIGIN),
                 key=lambda t: (t[1].label, t[1].source_id, t[1].target_id),

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Protocol, runtime_checkable
 
-from llama_index.core.graph_stores.types import LabelledNode, Relation
+from llama_index.core.graph_stores.types import LabelledNode, Relation, Triplet
 
 from llama_kb.stores.traversal import Direction, TraversalStep
 
@@ -20,6 +20,22 @@ from llama_kb.stores.traversal import Direction, TraversalStep
 @runtime_checkable
 class KBGraphStore(Protocol):
     """A property graph store with the extra operations llama-kb relies on."""
+
+    def get(
+        self, properties: dict[str, Any] | None = None, ids: list[str] | None = None
+    ) -> list[LabelledNode]:
+        """Nodes matching every given filter (LlamaIndex ``PropertyGraphStore.get``)."""
+        ...
+
+    def get_triplets(
+        self,
+        entity_names: list[str] | None = None,
+        relation_names: list[str] | None = None,
+        properties: dict[str, Any] | None = None,
+        ids: list[str] | None = None,
+    ) -> list[Triplet]:
+        """``(subject, relation, object)`` matching every filter (``PropertyGraphStore``)."""
+        ...
 
     def upsert_nodes(self, nodes: Sequence[LabelledNode]) -> None:
         """Insert or update nodes."""
