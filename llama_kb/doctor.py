@@ -29,6 +29,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "falkordb": ("falkordb", "redis", "llama_index.graph_stores.falkordb"),
     "openai": ("llama_index.llms.openai", "llama_index.embeddings.openai"),
     "yaml": ("yaml",),
+    "mcp": ("mcp",),
     "notebooks": ("networkx", "matplotlib", "ipykernel"),
 }
 """Optional extra -> the modules it provides (``pip install 'llama-kb[extra]'``)."""
