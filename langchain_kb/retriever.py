@@ -12,7 +12,9 @@ from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict, Field, model_validator
 
+from langchain_kb._tracing import report_stages
 from llama_kb.retrieval.engine import ContextEngine
+from llama_kb.retrieval.explain import explained_hits
 from llama_kb.retrieval.payload import FusedContext
 
 
@@ -22,7 +24,9 @@ class UnifiedKBRetriever(BaseRetriever):
     Returns at most ``k`` documents: the best chunks (``metadata["kind"] == "chunk"``,
     with ``doc_id``, ``score``, ``ranks``, ``route``) and, when the graph found facts and
     ``k > 1``, one last document holding them (``kind == "facts"``, one fact per line,
-    the triples in ``metadata["facts"]``).
+    the triples in ``metadata["facts"]``). With ``explain=True`` (in ``search_kwargs`` or
+    per call) each chunk's ``metadata["explain"]`` holds its score parts and ranks. Each run
+    reports the core's stages as child runs (see :mod:`langchain_kb._tracing`).
 
     Example:
         >>> retriever = UnifiedKBRetriever(kb=kb, k=4)  # doctest: +SKIP
@@ -67,7 +71,9 @@ class UnifiedKBRetriever(BaseRetriever):
     ) -> list[Document]:
         assert self.engine is not None
         k, options = self._options(kwargs)
-        return to_documents(self.engine.retrieve(query, **options), k, self.include_facts)
+        context = self.engine.retrieve(query, **options)
+        report_stages(run_manager, context, options)
+        return to_documents(context, k, self.include_facts)
 
     async def _aget_relevant_documents(
         self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun, **kwargs: Any
@@ -75,6 +81,7 @@ class UnifiedKBRetriever(BaseRetriever):
         assert self.engine is not None
         k, options = self._options(kwargs)
         context = await self.engine.aretrieve(query, **options)
+        report_stages(run_manager, context, options)
         return to_documents(context, k, self.include_facts)
 
 
@@ -83,6 +90,7 @@ def to_documents(context: FusedContext, k: int, include_facts: bool = True) -> l
     route = context.route.value
     with_facts = include_facts and bool(context.structured_facts) and k > 1
     chunks = context.unstructured[: k - 1 if with_facts else k]
+    explained = explained_hits(context)
     documents = [
         Document(
             id=hit.chunk_id,
@@ -94,6 +102,7 @@ def to_documents(context: FusedContext, k: int, include_facts: bool = True) -> l
                 "score": hit.score,
                 "ranks": dict(hit.ranks),
                 "route": route,
+                **({"explain": explained[hit.chunk_id]} if hit.chunk_id in explained else {}),
             },
         )
         for hit in chunks

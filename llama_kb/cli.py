@@ -48,7 +48,9 @@ def build_parser() -> argparse.ArgumentParser:
     query.add_argument("--top-k", type=int, default=5)
     query.add_argument("--route", choices=["semantic", "factual", "hybrid"], help="force a route")
     query.add_argument("--json", action="store_true", help="print the fused context as JSON")
-    query.add_argument("--explain", action="store_true", help="show how the query was answered")
+    query.add_argument(
+        "--explain", action="store_true", help="show each candidate's scores, ranks and fate"
+    )
 
     stats = with_kb(sub.add_parser("stats", help="what the knowledge base holds"))
     stats.add_argument("--json", action="store_true", help="print JSON")
@@ -95,7 +97,11 @@ def _ingest(args: argparse.Namespace) -> int:
 
 def _query(args: argparse.Namespace) -> int:
     with _open(args) as kb:
-        context = kb.retrieve(args.text, top_k=args.top_k, route=args.route)
+        if args.explain:
+            explanation = kb.explain(args.text, top_k=args.top_k, route=args.route)
+            context = explanation.context
+        else:
+            context = kb.retrieve(args.text, top_k=args.top_k, route=args.route)
     if args.json:
         _print_json(context.to_dict())
         return EXIT_OK
@@ -111,8 +117,10 @@ def _query(args: argparse.Namespace) -> int:
         for fact in context.structured_facts:
             print(f"  - {fact.render()}  (cost {fact.path_cost:g})")
     if args.explain:
-        print("trace:")
-        _print_json(context.trace)
+        print()
+        print(explanation.table())
+        stages = ", ".join(f"{s['name']} {s['ms']:g}" for s in context.trace["stages"])
+        print(f"stages (ms): {stages}; total {context.trace['total_ms']:g}")
     return EXIT_OK
 
 

@@ -89,6 +89,9 @@ class QueryOptions(_Model):
     max_nodes: int = Field(default=50, gt=0, description="nodes read by one traversal")
     max_facts: int = Field(default=20, gt=0, description="facts to return")
     strict: bool = Field(default=False, description="raise instead of degrading")
+    explain: bool = Field(
+        default=False, description="record every candidate's score parts in trace['explain']"
+    )
 
 
 class RankingConfig(_Model):

@@ -28,6 +28,7 @@ from llama_kb.knowledge import (
 from llama_kb.knowledge.store import KnowledgeStore
 from llama_kb.retrieval.classifier import QueryClassifier
 from llama_kb.retrieval.engine import ContextEngine
+from llama_kb.retrieval.explain import Explanation
 from llama_kb.retrieval.options import resolve_options, validate_query
 from llama_kb.retrieval.payload import FusedContext
 from llama_kb.stores.chroma_vector import ChromaChunkStore
@@ -216,6 +217,13 @@ class KnowledgeBase:
     async def aretrieve(self, query: str, **options: Any) -> FusedContext:
         """Async :meth:`retrieve`."""
         return await self.engine.aretrieve(query, **options)
+
+    def explain(self, query: str, **options: Any) -> Explanation:
+        """The debug view of :meth:`retrieve`: every candidate's dense and lexical score and
+        rank, graph contribution, fused score (the sum of its parts), final rank, and why it
+        was dropped (``min_score``, ``top_k``, ``filtered``). ``.table()`` renders it.
+        """
+        return Explanation.from_context(self.engine.retrieve(query, **{**options, "explain": True}))
 
     def set_classifier(self, classifier: QueryClassifier) -> None:
         """Route queries with ``classifier`` (e.g. ``LLMClassifier(llm)``)."""

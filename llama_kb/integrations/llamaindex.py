@@ -15,6 +15,7 @@ from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
 from llama_kb.retrieval.classifier import QueryClassifier
 from llama_kb.retrieval.engine import ContextEngine
+from llama_kb.retrieval.explain import explained_hits
 from llama_kb.retrieval.payload import Fact, FusedContext
 from llama_kb.stores.adapters import adapt_graph_store
 from llama_kb.stores.chroma_vector import ChromaChunkStore
@@ -27,7 +28,8 @@ class UnifiedContextRetriever(BaseRetriever):
     """Retrieves chunks *and* graph facts for a query, routed and fused.
 
     Chunks come back as ``NodeWithScore`` (metadata ``kind="chunk"``, ``doc_id``,
-    ``ranks``, ``route``), followed by facts (``kind="fact"``, ``subject``,
+    ``ranks``, ``route``; with ``explain=True`` also ``explain``: score parts and ranks),
+    followed by facts (``kind="fact"``, ``subject``,
     ``predicate``, ``object``, ``source_ids``, ``path_cost``).
 
     Args:
@@ -102,6 +104,7 @@ class UnifiedContextRetriever(BaseRetriever):
     def to_nodes(self, context: FusedContext) -> list[NodeWithScore]:
         """Chunks then (optionally) facts as LlamaIndex nodes."""
         route = context.route.value
+        explained = explained_hits(context)
         nodes = [
             NodeWithScore(
                 node=TextNode(
@@ -113,9 +116,14 @@ class UnifiedContextRetriever(BaseRetriever):
                         "doc_id": hit.doc_id,
                         "ranks": dict(hit.ranks),
                         "route": route,
+                        **(
+                            {"explain": explained[hit.chunk_id]}
+                            if hit.chunk_id in explained
+                            else {}
+                        ),
                     },
-                    excluded_llm_metadata_keys=["ranks", "route", "kind"],
-                    excluded_embed_metadata_keys=["ranks", "route", "kind"],
+                    excluded_llm_metadata_keys=["ranks", "route", "kind", "explain"],
+                    excluded_embed_metadata_keys=["ranks", "route", "kind", "explain"],
                 ),
                 score=hit.score,
             )

@@ -1,0 +1,236 @@
+"""Per-query stage timings and counts, recorded once, emitted where users already listen.
+
+The engine records each stage of a query (``index``, ``linking``, ``classify``,
+``embedding``, ``dense``, ``lexical``, ``graph_walk``, ``fusion``, ``facts``,
+``min_score``, ...) in a :class:`StageRecorder`: a start offset, a duration and the
+candidates in / out. When the query ends, :func:`emit_end` puts the stages in
+``trace["stages"]`` and sends one summary to:
+
+- ``logging`` at DEBUG (logger ``llama_kb.retrieval.trace``): one line per query;
+- LlamaIndex instrumentation: :class:`KBRetrievalStartEvent` / :class:`KBRetrievalEndEvent`
+  through the package dispatcher ``get_dispatcher("llama_kb")`` (it propagates to the root
+  dispatcher, so any ``BaseEventHandler`` attached there sees them);
+- OpenTelemetry, when ``opentelemetry-api`` is installed *and* an SDK tracer provider is
+  configured: one ``retrieval llama_kb`` span with a child span per stage (attributes in
+  :data:`OTEL_ATTRIBUTES`). The library never configures an exporter.
+
+Nothing is built for a channel nobody listens to, so a query without handlers costs a
+few attribute checks more than before.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from llama_index.core.instrumentation import get_dispatcher
+from llama_index.core.instrumentation.event_handlers import NullEventHandler
+from llama_index.core.instrumentation.events import BaseEvent
+
+if TYPE_CHECKING:
+    from llama_kb.retrieval.payload import FusedContext
+
+logger = logging.getLogger(__name__)
+
+dispatcher = get_dispatcher("llama_kb")
+"""The package's LlamaIndex dispatcher (child of the root dispatcher)."""
+
+OTEL_ATTRIBUTES: dict[str, str] = {
+    "gen_ai.operation.name": 'always "retrieval" (OpenTelemetry GenAI conventions)',
+    "gen_ai.data_source.id": 'always "llama_kb"',
+    "gen_ai.retrieval.query.text": "the query",
+    "gen_ai.request.top_k": "chunks asked for",
+    "llama_kb.route": "semantic / factual / hybrid",
+    "llama_kb.results": "chunks returned",
+    "llama_kb.facts": "facts returned",
+    "llama_kb.avg_score": "mean fused score of the chunks returned",
+    "llama_kb.duration_ms": "wall time of the query",
+    "llama_kb.degraded": "backends that failed (the query went on without them)",
+    "llama_kb.stage.in / llama_kb.stage.out": "on stage spans: candidates in / out",
+}
+"""Attributes of the OpenTelemetry spans (stage spans are named ``llama_kb.<stage>``)."""
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One timed stage of a query."""
+
+    name: str
+    offset_ms: float
+    """Start, in milliseconds after the query started."""
+    ms: float
+    counts: dict[str, Any] = field(default_factory=dict)
+    """``in`` / ``out`` candidate counts and other small facts (``cache``, ``seeds``, ...)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-serialisable view."""
+        return {"name": self.name, "offset_ms": self.offset_ms, "ms": self.ms, **self.counts}
+
+
+class StageRecorder:
+    """Collects the stages of one query (safe to share between the async path's threads)."""
+
+    def __init__(self) -> None:
+        self.started = time.perf_counter()
+        self.wall_ns = time.time_ns()
+        self.stages: list[Stage] = []
+
+    def add(self, name: str, started: float, **counts: Any) -> float:
+        """Record stage ``name`` that began at ``started`` (``time.perf_counter()``) and
+        ends now; returns now, the start of a following stage."""
+        now = time.perf_counter()
+        offset = round((started - self.started) * 1000, 3)
+        self.stages.append(Stage(name, offset, round((now - started) * 1000, 3), counts))
+        return now
+
+    def to_list(self) -> list[dict[str, Any]]:
+        """The stages in start order."""
+        return [s.to_dict() for s in sorted(self.stages, key=lambda s: s.offset_ms)]
+
+
+class KBRetrievalStartEvent(BaseEvent):
+    """A llama-kb query started."""
+
+    query: str
+    options: dict[str, Any]
+
+    @classmethod
+    def class_name(cls) -> str:
+        """Event name."""
+        return "KBRetrievalStartEvent"
+
+
+class KBRetrievalEndEvent(BaseEvent):
+    """A llama-kb query ended: the summary of :func:`summarize`."""
+
+    query: str
+    route: str
+    results: int
+    facts: int
+    avg_score: float | None
+    duration_ms: float
+    stages: list[dict[str, Any]]
+    degraded: list[str]
+
+    @classmethod
+    def class_name(cls) -> str:
+        """Event name."""
+        return "KBRetrievalEndEvent"
+
+
+def summarize(context: FusedContext) -> dict[str, Any]:
+    """The per-query summary every channel carries (seed 001's monitoring event)."""
+    scores = [hit.score for hit in context.unstructured]
+    return {
+        "query": context.query,
+        "route": context.route.value,
+        "results": len(scores),
+        "facts": len(context.structured_facts),
+        "avg_score": round(sum(scores) / len(scores), 6) if scores else None,
+        "duration_ms": float(context.trace.get("total_ms", 0.0)),
+        "stages": list(context.trace.get("stages", [])),
+        "degraded": list(context.trace.get("degraded", [])),
+    }
+
+
+def emit_start(query: str, options: Any) -> None:
+    """Announce a query to LlamaIndex handlers (no-op when none is attached)."""
+    if _listening():
+        dumped = options.model_dump(mode="json") if hasattr(options, "model_dump") else {}
+        dispatcher.event(KBRetrievalStartEvent(query=query, options=dumped))
+
+
+def emit_end(context: FusedContext, recorder: StageRecorder, top_k: int) -> FusedContext:
+    """Store the stages in ``context.trace`` and emit the summary; returns ``context``."""
+    context.trace["stages"] = recorder.to_list()
+    listening = _listening()
+    tracer = _otel_tracer()
+    if not (listening or tracer is not None or logger.isEnabledFor(logging.DEBUG)):
+        return context
+    summary = summarize(context)
+    if logger.isEnabledFor(logging.DEBUG):
+        logger.debug("%s", one_line(summary))
+    if listening:
+        dispatcher.event(KBRetrievalEndEvent(**summary))
+    if tracer is not None:
+        _otel_spans(tracer, summary, recorder, top_k)
+    return context
+
+
+def one_line(summary: dict[str, Any]) -> str:
+    """``route=... results=... avg_score=... ms=... | stage ms, ...`` for logs."""
+    stages = ", ".join(f"{s['name']} {s['ms']:g}" for s in summary["stages"])
+    return (
+        f"query={summary['query'][:80]!r} route={summary['route']} results={summary['results']} "
+        f"facts={summary['facts']} avg_score={summary['avg_score']} "
+        f"ms={summary['duration_ms']:g} | {stages}"
+    )
+
+
+def _listening() -> bool:
+    """Whether any real LlamaIndex event handler would receive our events."""
+    current: Any = dispatcher
+    while current is not None:
+        if any(not isinstance(h, NullEventHandler) for h in current.event_handlers):
+            return True
+        manager = current.manager
+        if (
+            not current.propagate
+            or manager is None
+            or current.parent_name not in manager.dispatchers
+        ):
+            return False
+        current = current.parent
+    return False
+
+
+def _otel_tracer() -> Any:
+    """The OpenTelemetry tracer, or ``None`` without the API or without an SDK provider."""
+    try:
+        from opentelemetry import trace
+    except ImportError:
+        return None
+    provider = trace.get_tracer_provider()
+    if isinstance(provider, trace.ProxyTracerProvider | trace.NoOpTracerProvider):
+        return None
+    return provider.get_tracer("llama_kb")
+
+
+def _otel_spans(tracer: Any, summary: dict[str, Any], recorder: StageRecorder, top_k: int) -> None:
+    """One span for the query, one child per stage, with the recorded start and end times."""
+    from opentelemetry import trace
+
+    start = recorder.wall_ns
+    end = start + int(summary["duration_ms"] * 1e6)
+    attributes: dict[str, Any] = {
+        "gen_ai.operation.name": "retrieval",
+        "gen_ai.data_source.id": "llama_kb",
+        "gen_ai.retrieval.query.text": summary["query"],
+        "gen_ai.request.top_k": top_k,
+        "llama_kb.route": summary["route"],
+        "llama_kb.results": summary["results"],
+        "llama_kb.facts": summary["facts"],
+        "llama_kb.duration_ms": summary["duration_ms"],
+    }
+    if summary["avg_score"] is not None:
+        attributes["llama_kb.avg_score"] = summary["avg_score"]
+    if summary["degraded"]:
+        attributes["llama_kb.degraded"] = summary["degraded"]
+    root = tracer.start_span("retrieval llama_kb", start_time=start, attributes=attributes)
+    parent = trace.set_span_in_context(root)
+    for stage in recorder.stages:
+        stage_start = start + int(stage.offset_ms * 1e6)
+        span = tracer.start_span(
+            f"llama_kb.{stage.name}",
+            context=parent,
+            start_time=stage_start,
+            attributes={
+                f"llama_kb.stage.{key}": value
+                for key, value in stage.counts.items()
+                if isinstance(value, str | bool | int | float)
+            },
+        )
+        span.end(end_time=stage_start + int(stage.ms * 1e6))
+    root.end(end_time=end)
