@@ -1,7 +1,7 @@
 """The debug view: why each candidate ranked where it did, and why others were dropped.
 
 With ``explain=True`` the engine keeps the score parts its ranking computed (a
-:class:`ScoreParts`) and :func:`explain_candidates` turns them into one row per candidate
+:class:`ScoreParts`) and :meth:`ScoreParts.explain` turns them into one row per candidate
 that reached fusion: dense score and rank, lexical (BM25) score and rank, graph walk rank,
 the additive parts of the fused score (``fused == sum(parts)``), the fused rank, the final
 rank, and why it was dropped (``min_score``, ``top_k``, ``filtered``). The rows go to
@@ -104,8 +104,78 @@ class ScoreParts:
         ranked: Sequence[SearchHit],
         kept: Sequence[SearchHit],
     ) -> dict[str, Any]:
-        """The ``trace["explain"]`` payload (see :func:`explain_candidates`)."""
-        return explain_candidates(self, snapshot, dense, lexical, ranked, kept)
+        """The ``trace["explain"]`` payload: one row per candidate, best fused score first.
+
+        Args:
+            snapshot: The index the ranking ran on.
+            dense: Dense hits in rank order.
+            lexical: BM25 score per row.
+            ranked: The top-``top_k`` hits before ``min_score``.
+            kept: The hits returned.
+        """
+        mask = self.mask
+        dense_of = {h.chunk_id: (h.score, rank) for rank, h in enumerate(dense, 1)}
+        lexical_rank = _ranks(lexical, mask) if lexical is not None else {}
+        graph_rank = _ranks(self.parts["graph"], mask) if "graph" in self.parts else {}
+        rows = self._rows(
+            snapshot, [*dense_of, *(h.chunk_id for h in ranked)], lexical, len(ranked)
+        )
+        allowed = np.ones(len(snapshot.chunk_ids), dtype=bool) if mask is None else mask
+        ranked_at = {h.chunk_id: i for i, h in enumerate(ranked, 1)}
+        kept_at = {h.chunk_id: i for i, h in enumerate(kept, 1)}
+        fused_order = sorted(
+            (r for r in rows if allowed[r] and self.scored(r)),
+            key=lambda r: (
+                ranked_at.get(snapshot.chunk_ids[r], len(ranked) + 1),
+                -self.fused[r],
+                r,
+            ),
+        )
+        fused_rank = {row: i for i, row in enumerate(fused_order, 1)}
+        candidates: list[dict[str, Any]] = []
+        for row in [*fused_order, *sorted(rows - set(fused_order))]:
+            chunk_id = snapshot.chunk_ids[row]
+            dense_score, dense_rank = dense_of.get(chunk_id, (None, None))
+            fused = float(self.fused[row]) if self.scored(row) else None
+            dropped = (
+                None if chunk_id in kept_at else "min_score" if chunk_id in ranked_at else None
+            )
+            if dropped is None and chunk_id not in kept_at:
+                dropped = "top_k" if allowed[row] else "filtered"
+            candidates.append(
+                asdict(
+                    CandidateExplanation(
+                        chunk_id=chunk_id,
+                        doc_id=str(snapshot.metadata[row].get("doc_id", "")),
+                        title=str(snapshot.metadata[row].get("title") or chunk_id),
+                        dense_score=None if dense_score is None else round(float(dense_score), 6),
+                        dense_rank=dense_rank,
+                        lexical_score=_positive(lexical, row),
+                        lexical_rank=lexical_rank.get(row),
+                        graph_rank=graph_rank.get(row),
+                        parts={n: float(a[row]) for n, a in self.parts.items()}
+                        if fused is not None
+                        else {},
+                        fused=fused,
+                        fused_rank=fused_rank.get(row),
+                        final_rank=kept_at.get(chunk_id),
+                        dropped=dropped,
+                    )
+                )
+            )
+        return {"formula": self.formula, "candidates": candidates}
+
+    def _rows(
+        self, snapshot: IndexSnapshot, chunk_ids: list[str], lexical: np.ndarray | None, top_k: int
+    ) -> set[int]:
+        """Rows worth a line: the dense hits and the ranked ones, the lexical top ``depth``
+        (filtered or not), and every fused row or, on graph routes, the top ``4 * top_k``."""
+        rows = {snapshot.row_of[c] for c in chunk_ids}
+        if lexical is not None:
+            rows |= set(_ranks(lexical, None, self.depth))
+        if self.candidates is not None:
+            return rows | self.candidates
+        return rows | {int(r) for r in top_rows(self.fused, 4 * max(top_k, 1), None)}
 
 
 @dataclass(frozen=True)
@@ -185,80 +255,6 @@ def explained_hits(context: FusedContext) -> dict[str, dict[str, Any]]:
     the faces put each row in its chunk's metadata under ``"explain"``."""
     rows = context.trace.get("explain", {}).get("candidates", [])
     return {row["chunk_id"]: row for row in rows if row["final_rank"] is not None}
-
-
-def explain_candidates(
-    parts: ScoreParts,
-    snapshot: IndexSnapshot,
-    dense: Sequence[SearchHit],
-    lexical: np.ndarray | None,
-    ranked: Sequence[SearchHit],
-    kept: Sequence[SearchHit],
-) -> dict[str, Any]:
-    """The ``trace["explain"]`` payload: one row per candidate, best fused score first.
-
-    Args:
-        parts: What the ranking computed.
-        snapshot: The index the ranking ran on.
-        dense: Dense hits in rank order.
-        lexical: BM25 score per row.
-        ranked: The top-``top_k`` hits before ``min_score``.
-        kept: The hits returned.
-    """
-    mask = parts.mask
-    dense_of = {h.chunk_id: (h.score, rank) for rank, h in enumerate(dense, 1)}
-    lexical_rank = _ranks(lexical, mask) if lexical is not None else {}
-    unfiltered_lexical = _ranks(lexical, None, parts.depth) if lexical is not None else {}
-    graph_rank = _ranks(parts.parts["graph"], mask) if "graph" in parts.parts else {}
-    rows = {snapshot.row_of[c] for c in [*dense_of, *(h.chunk_id for h in ranked)]}
-    rows |= set(unfiltered_lexical)
-    if parts.candidates is None:
-        rows |= {int(r) for r in top_rows(parts.fused, 4 * max(len(ranked), 1), None)}
-    else:
-        rows |= parts.candidates
-    allowed = np.ones(len(snapshot.chunk_ids), dtype=bool) if mask is None else mask
-    ranked_at = {h.chunk_id: i for i, h in enumerate(ranked, 1)}
-    kept_at = {h.chunk_id: i for i, h in enumerate(kept, 1)}
-    fused_order = sorted(
-        (r for r in rows if allowed[r] and parts.scored(r)),
-        key=lambda r: (ranked_at.get(snapshot.chunk_ids[r], len(ranked) + 1), -parts.fused[r], r),
-    )
-    fused_rank = {row: i for i, row in enumerate(fused_order, 1)}
-    candidates: list[dict[str, Any]] = []
-    for row in [*fused_order, *sorted(rows - set(fused_order))]:
-        chunk_id = snapshot.chunk_ids[row]
-        dense_score, dense_rank = dense_of.get(chunk_id, (None, None))
-        fused = float(parts.fused[row]) if parts.scored(row) else None
-        if chunk_id in kept_at:
-            dropped = None
-        elif chunk_id in ranked_at:
-            dropped = "min_score"
-        elif not allowed[row]:
-            dropped = "filtered"
-        else:
-            dropped = "top_k"
-        candidates.append(
-            asdict(
-                CandidateExplanation(
-                    chunk_id=chunk_id,
-                    doc_id=str(snapshot.metadata[row].get("doc_id", "")),
-                    title=str(snapshot.metadata[row].get("title") or chunk_id),
-                    dense_score=None if dense_score is None else round(float(dense_score), 6),
-                    dense_rank=dense_rank,
-                    lexical_score=_positive(lexical, row),
-                    lexical_rank=lexical_rank.get(row),
-                    graph_rank=graph_rank.get(row),
-                    parts={n: float(a[row]) for n, a in parts.parts.items()}
-                    if fused is not None
-                    else {},
-                    fused=fused,
-                    fused_rank=fused_rank.get(row),
-                    final_rank=kept_at.get(chunk_id),
-                    dropped=dropped,
-                )
-            )
-        )
-    return {"formula": parts.formula, "candidates": candidates}
 
 
 def _ranks(scores: np.ndarray, mask: np.ndarray | None, depth: int | None = None) -> dict[int, int]:
