@@ -137,11 +137,7 @@ class ScoreParts:
             chunk_id = snapshot.chunk_ids[row]
             dense_score, dense_rank = dense_of.get(chunk_id, (None, None))
             fused = float(self.fused[row]) if self.scored(row) else None
-            dropped = (
-                None if chunk_id in kept_at else "min_score" if chunk_id in ranked_at else None
-            )
-            if dropped is None and chunk_id not in kept_at:
-                dropped = "top_k" if allowed[row] else "filtered"
+            dropped = _fate(chunk_id in kept_at, chunk_id in ranked_at, bool(allowed[row]))
             candidates.append(
                 asdict(
                     CandidateExplanation(
@@ -255,6 +251,16 @@ def explained_hits(context: FusedContext) -> dict[str, dict[str, Any]]:
     the faces put each row in its chunk's metadata under ``"explain"``."""
     rows = context.trace.get("explain", {}).get("candidates", [])
     return {row["chunk_id"]: row for row in rows if row["final_rank"] is not None}
+
+
+def _fate(kept: bool, ranked: bool, allowed: bool) -> str | None:
+    """Why a candidate is not in the result: ranked in the top ``top_k`` but below
+    ``min_score``, excluded by the filters, or ranked beyond ``top_k``."""
+    if kept:
+        return None
+    if ranked:
+        return "min_score"
+    return "top_k" if allowed else "filtered"
 
 
 def _ranks(scores: np.ndarray, mask: np.ndarray | None, depth: int | None = None) -> dict[int, int]:
