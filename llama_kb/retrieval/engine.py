@@ -93,7 +93,7 @@ class ContextEngine:
 
     # -- public -----------------------------------------------------------------------
 
-    @observe.dispatcher.span
+    @observe.span
     def retrieve(self, query: str, **options: Any) -> FusedContext:
         """Retrieve fused context for ``query``.
 
@@ -117,7 +117,7 @@ class ContextEngine:
         facts = self._facts(plan, plan.entity_ids)
         return self._finish(plan, dense, lexical, facts)
 
-    @observe.dispatcher.span
+    @observe.span
     async def aretrieve(self, query: str, **options: Any) -> FusedContext:
         """Async :meth:`retrieve`: vector and graph work run concurrently in threads."""
         plan = await asyncio.to_thread(self._plan, query, options)

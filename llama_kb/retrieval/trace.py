@@ -23,19 +23,24 @@ few attribute checks more than before.
 
 from __future__ import annotations
 
+import functools
+import inspect
 import logging
 import time
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from llama_index.core.instrumentation import get_dispatcher
 from llama_index.core.instrumentation.event_handlers import NullEventHandler
 from llama_index.core.instrumentation.events import BaseEvent
+from llama_index.core.instrumentation.span_handlers import NullSpanHandler
 
 if TYPE_CHECKING:
     from llama_kb.retrieval.payload import FusedContext
 
 logger = logging.getLogger(__name__)
+
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 dispatcher = get_dispatcher("llama_kb")
 """The package's LlamaIndex dispatcher (child of the root dispatcher)."""
@@ -59,41 +64,37 @@ OTEL_ATTRIBUTES: dict[str, str] = {
 """Attributes of the OpenTelemetry span ``retrieval llama_kb``."""
 
 
-@dataclass(frozen=True)
-class Stage:
-    """One timed stage of a query."""
-
-    name: str
-    offset_ms: float
-    """Start, in milliseconds after the query started."""
-    ms: float
-    counts: dict[str, Any] = field(default_factory=dict)
-    """``in`` / ``out`` candidate counts and other small facts (``cache``, ``seeds``, ...)."""
-
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-serialisable view."""
-        return {"name": self.name, "offset_ms": self.offset_ms, "ms": self.ms, **self.counts}
-
-
 class StageRecorder:
-    """Collects the stages of one query (safe to share between the async path's threads)."""
+    """Collects the stages of one query (safe to share between the async path's threads).
+
+    Each stage becomes ``{"name", "offset_ms", "ms", **counts}`` in :meth:`to_list`:
+    ``offset_ms`` is its start after the query's, ``counts`` are ``in`` / ``out``
+    candidate counts and other small facts (``seeds``, ``route``, ...).
+    """
 
     def __init__(self) -> None:
         self.started = time.perf_counter()
         self.wall_ns = time.time_ns()
-        self.stages: list[Stage] = []
+        self._stages: list[tuple[str, float, float, dict[str, Any]]] = []
 
     def add(self, name: str, started: float, **counts: Any) -> float:
         """Record stage ``name`` that began at ``started`` (``time.perf_counter()``) and
         ends now; returns now, the start of a following stage."""
         now = time.perf_counter()
-        offset = round((started - self.started) * 1000, 3)
-        self.stages.append(Stage(name, offset, round((now - started) * 1000, 3), counts))
+        self._stages.append((name, started, now, counts))
         return now
 
     def to_list(self) -> list[dict[str, Any]]:
         """The stages in start order."""
-        return [s.to_dict() for s in sorted(self.stages, key=lambda s: s.offset_ms)]
+        return [
+            {
+                "name": name,
+                "offset_ms": round((started - self.started) * 1000, 3),
+                "ms": round((ended - started) * 1000, 3),
+                **counts,
+            }
+            for name, started, ended, counts in sorted(self._stages, key=lambda s: s[1])
+        ]
 
 
 class KBRetrievalStartEvent(BaseEvent):
@@ -141,6 +142,30 @@ def summarize(context: FusedContext) -> dict[str, Any]:
     }
 
 
+def span(method: _F) -> _F:
+    """``dispatcher.span`` around ``method`` when anything listens to LlamaIndex (an event
+    or span handler); otherwise a direct call, sparing the span's per-call cost."""
+    spanned = dispatcher.span(method)
+
+    if inspect.iscoroutinefunction(method):
+
+        @functools.wraps(method)
+        async def async_call(*args: Any, **kwargs: Any) -> Any:
+            if _listening() or _spans_listening():
+                return await spanned(*args, **kwargs)
+            return await method(*args, **kwargs)
+
+        return cast(_F, async_call)
+
+    @functools.wraps(method)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        if _listening() or _spans_listening():
+            return spanned(*args, **kwargs)
+        return method(*args, **kwargs)
+
+    return cast(_F, call)
+
+
 def emit_start(query: str, options: Any) -> None:
     """Announce a query to LlamaIndex handlers (no-op when none is attached)."""
     if _listening():
@@ -177,9 +202,19 @@ def one_line(summary: dict[str, Any]) -> str:
 
 def _listening() -> bool:
     """Whether any real LlamaIndex event handler would receive our events."""
+    return _attached("event_handlers", NullEventHandler)
+
+
+def _spans_listening() -> bool:
+    """Whether any real LlamaIndex span handler is attached."""
+    return _attached("span_handlers", NullSpanHandler)
+
+
+def _attached(kind: str, null: type) -> bool:
+    """Whether a handler of ``kind`` other than ``null`` sits on our dispatcher's chain."""
     current: Any = dispatcher
     while current is not None:
-        if any(not isinstance(h, NullEventHandler) for h in current.event_handlers):
+        if any(not isinstance(h, null) for h in getattr(current, kind)):
             return True
         manager = current.manager
         if (
