@@ -56,6 +56,27 @@ def build_parser() -> argparse.ArgumentParser:
     stats.add_argument("--json", action="store_true", help="print JSON")
     with_kb(sub.add_parser("doctor", help="check the configured backends and say how to fix them"))
     knowledge_commands.add_parsers(sub, with_kb)
+
+    mcp = with_kb(sub.add_parser("mcp", help="serve the KB and agent graph over MCP (stdio)"))
+    mcp.add_argument("--workspace", default="default", help="workspace of new concepts")
+    mcp.add_argument(
+        "--link",
+        action="append",
+        default=[],
+        metavar="WORKSPACE",
+        help="another workspace traversal may enter (repeatable)",
+    )
+    mcp.add_argument("--context-size", type=int, default=100, help="active context LRU size")
+    mcp.add_argument("--agent", metavar="YAML", help="serve an agent's knowledge (seed 004)")
+    mcp.add_argument("--http", type=int, metavar="PORT", help="streamable HTTP on 127.0.0.1")
+    mcp.add_argument("--git", action="store_true", help="mirror commits into <kb>/agent_git")
+
+    boot = with_kb(sub.add_parser("bootstrap", help="describe a project tree in the agent graph"))
+    boot.add_argument("directory")
+    boot.add_argument("--workspace", default="default")
+    boot.add_argument("--max-files", type=int, default=5000)
+    boot.add_argument("--json", action="store_true", help="print the commit as JSON")
+    boot.add_argument("--git", action="store_true", help="mirror the commit into <kb>/agent_git")
     return parser
 
 
@@ -143,6 +164,37 @@ def _doctor(args: argparse.Namespace) -> int:
     return EXIT_OK if all(check.ok for check in checks) else EXIT_FAILURES
 
 
+def _mcp(args: argparse.Namespace) -> int:
+    from llama_kb.integrations.mcp_server import serve
+
+    serve(args.kb, args.workspace, args.link, args.context_size, args.agent, args.http, args.git)
+    return EXIT_OK
+
+
+def _bootstrap(args: argparse.Namespace) -> int:
+    from llama_kb.agent_graph import AgentGraph, bootstrap
+
+    with _open(args, create=True) as kb:
+        graph = AgentGraph.open(
+            kb, git=args.git, workspace=args.workspace, author="llama-kb bootstrap"
+        )
+        try:
+            result = bootstrap(graph, args.directory, max_files=args.max_files)
+        finally:
+            graph.close()
+    if args.json:
+        _print_json(result.model_dump())
+    elif result.commit is None:
+        print("nothing changed")
+    else:
+        c = result.commit
+        print(
+            f"commit {c.id}: {c.message} (nodes +{len(c.nodes_added)} ~{len(c.nodes_changed)}"
+            f" -{len(c.nodes_removed)}, relations +{len(c.relations_added)})"
+        )
+    return EXIT_OK
+
+
 def _print_json(data: Any) -> None:
     print(json.dumps(data, indent=2, ensure_ascii=False, default=str))
 
@@ -152,6 +204,8 @@ _COMMANDS = {
     "query": _query,
     "stats": _stats,
     "doctor": _doctor,
+    "mcp": _mcp,
+    "bootstrap": _bootstrap,
     **knowledge_commands.COMMANDS,
 }
 

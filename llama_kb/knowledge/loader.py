@@ -34,7 +34,8 @@ from pydantic import BaseModel, ValidationError
 from llama_kb.errors import DocumentError, LlamaKBError
 from llama_kb.knowledge import guards
 from llama_kb.knowledge.model import EntityMetadata, GraphEdge, GraphNode, KnowledgePiece
-from llama_kb.knowledge.store import HasKnowledge, KnowledgeStore, WriteStatus, knowledge_store
+from llama_kb.knowledge.store import HasKnowledge, KnowledgeStore, knowledge_store
+from llama_kb.knowledge.writes import WriteStatus
 
 logger = logging.getLogger(__name__)
 
