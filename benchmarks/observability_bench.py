@@ -28,7 +28,7 @@ TOP_K = 10
 
 
 def run(
-    dataset: Path, out_dir: Path, kb_dir: Path, limit: int | None = None, rounds: int = 3
+    dataset: Path, out_dir: Path, kb_dir: Path, limit: int | None = None, rounds: int = 5
 ) -> dict[str, Any]:
     """Time ``kb.retrieve`` on ``kb_dir`` (an ingested copy of ``dataset``) in both modes,
     ``rounds`` times over the questions (a shared machine's noise needs many samples)."""
