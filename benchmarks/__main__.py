@@ -1,4 +1,4 @@
-"""``python -m benchmarks {ingest,retrieval,backends,mcp,observability} [--dataset DIR] ...``."""
+"""``python -m benchmarks {ingest,retrieval,backends,mcp,import,observability} ...``."""
 
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ def main() -> None:
     """Parse arguments and run one benchmark."""
     parser = argparse.ArgumentParser(prog="python -m benchmarks")
     parser.add_argument(
-        "benchmark", choices=["ingest", "retrieval", "backends", "mcp", "observability"]
+        "benchmark",
+        choices=["ingest", "retrieval", "backends", "mcp", "import", "observability"],
     )
     parser.add_argument("--dataset", type=Path, default=DEFAULT_DATASET)
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results"))
@@ -42,6 +43,10 @@ def main() -> None:
         from benchmarks import mcp_bench
 
         mcp_bench.run(args.dataset, args.out)
+    elif args.benchmark == "import":
+        from benchmarks import import_bench
+
+        import_bench.run(args.out)
     elif args.benchmark == "retrieval":
         from benchmarks import retrieval_bench
 

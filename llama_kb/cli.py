@@ -1,4 +1,8 @@
-"""The ``llama-kb`` command line."""
+"""The ``llama-kb`` command line.
+
+Every command takes ``--json`` (machine-readable output, errors included); heavy modules are
+imported when a command runs, so ``llama-kb --version`` and ``--help`` answer at once.
+"""
 
 from __future__ import annotations
 
@@ -7,12 +11,13 @@ import json
 import logging
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from llama_kb import knowledge_cli as knowledge_commands
-from llama_kb.config import DEFAULT_KB_DIR, KBConfig
+from llama_kb import __version__
 from llama_kb.errors import LlamaKBError
-from llama_kb.knowledge_base import KnowledgeBase
+
+if TYPE_CHECKING:
+    from llama_kb.knowledge_base import KnowledgeBase
 
 EXIT_OK, EXIT_FAILURES, EXIT_USER_ERROR = 0, 1, 2
 
@@ -22,6 +27,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="llama-kb", description="One retriever over your documents and their knowledge graph."
     )
+    from llama_kb import knowledge_cli as knowledge_commands
+    from llama_kb.config import DEFAULT_KB_DIR
+
+    parser.add_argument("--version", action="version", version=f"llama-kb {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress details")
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -54,7 +63,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     stats = with_kb(sub.add_parser("stats", help="what the knowledge base holds"))
     stats.add_argument("--json", action="store_true", help="print JSON")
-    with_kb(sub.add_parser("doctor", help="check the configured backends and say how to fix them"))
+    doctor = with_kb(
+        sub.add_parser("doctor", help="check the configured backends and say how to fix them")
+    )
+    doctor.add_argument("--json", action="store_true", help="print the checks as JSON")
     knowledge_commands.add_parsers(sub, with_kb)
 
     mcp = with_kb(sub.add_parser("mcp", help="serve the KB and agent graph over MCP (stdio)"))
@@ -82,11 +94,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit code (0 ok, 1 some inputs failed, 2 user error)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv == ["--version"]:  # answered before the parser imports the knowledge commands
+        print(f"llama-kb {__version__}")
+        return EXIT_OK
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING)
     try:
-        return _COMMANDS[args.command](args)
+        return _command(args.command)(args)
     except LlamaKBError as e:
+        if getattr(args, "json", False):
+            _print_json({"error": str(e), "type": type(e).__name__})
         print(f"llama-kb: error: {e}", file=sys.stderr)
         return EXIT_USER_ERROR
     except KeyboardInterrupt:
@@ -95,6 +113,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _open(args: argparse.Namespace, create: bool = False) -> KnowledgeBase:
+    from llama_kb.config import KBConfig
+    from llama_kb.knowledge_base import KnowledgeBase
+
     return KnowledgeBase.open(config=KBConfig.from_env(args.kb), create=create)
 
 
@@ -157,11 +178,18 @@ def _stats(args: argparse.Namespace) -> int:
 
 
 def _doctor(args: argparse.Namespace) -> int:
-    from llama_kb.doctor import format_report, run_checks
+    from dataclasses import asdict
 
-    checks = run_checks(KBConfig.from_env(args.kb))
-    print(format_report(checks))
-    return EXIT_OK if all(check.ok for check in checks) else EXIT_FAILURES
+    from llama_kb.config import KBConfig
+    from llama_kb.doctor import check_extras, format_report, run_checks
+
+    checks = [*run_checks(KBConfig.from_env(args.kb)), check_extras()]
+    ok = all(check.ok for check in checks)
+    if args.json:
+        _print_json({"ok": ok, "checks": [asdict(check) for check in checks]})
+    else:
+        print(format_report(checks))
+    return EXIT_OK if ok else EXIT_FAILURES
 
 
 def _mcp(args: argparse.Namespace) -> int:
@@ -206,8 +234,16 @@ _COMMANDS = {
     "doctor": _doctor,
     "mcp": _mcp,
     "bootstrap": _bootstrap,
-    **knowledge_commands.COMMANDS,
 }
+
+
+def _command(name: str) -> Any:
+    """The handler of sub-command ``name`` (the knowledge commands load on demand)."""
+    if name in _COMMANDS:
+        return _COMMANDS[name]
+    from llama_kb import knowledge_cli
+
+    return knowledge_cli.COMMANDS[name]
 
 
 if __name__ == "__main__":
