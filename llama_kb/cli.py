@@ -52,7 +52,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     stats = with_kb(sub.add_parser("stats", help="what the knowledge base holds"))
     stats.add_argument("--json", action="store_true", help="print JSON")
-    with_kb(sub.add_parser("doctor", help="check the configured backends and say how to fix them"))
+    doctor = with_kb(
+        sub.add_parser("doctor", help="check the configured backends and say how to fix them")
+    )
+    doctor.add_argument(
+        "--repair", action="store_true", help="remove orphaned vectors, graph nodes and rows"
+    )
     knowledge_commands.add_parsers(sub, with_kb)
     return parser
 
@@ -128,9 +133,12 @@ def _stats(args: argparse.Namespace) -> int:
 
 
 def _doctor(args: argparse.Namespace) -> int:
-    from llama_kb.doctor import format_report, run_checks
+    from llama_kb.doctor import check_integrity, format_report, run_checks
 
-    checks = run_checks(KBConfig.from_env(args.kb))
+    config = KBConfig.from_env(args.kb)
+    checks = run_checks(config)
+    if all(check.ok for check in checks):
+        checks.append(check_integrity(config, repair=args.repair))
     print(format_report(checks))
     return EXIT_OK if all(check.ok for check in checks) else EXIT_FAILURES
 

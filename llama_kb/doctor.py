@@ -23,6 +23,9 @@ from llama_kb.errors import BackendUnavailable, LlamaKBError, MissingDependencyE
 
 __all__ = ["Check", "format_report", "run_checks"]
 
+_EXTRAS = {"neo4j": "neo4j", "redis": "falkordb", "falkordb": "falkordb", "yaml": "yaml"}
+"""The extra that installs a module a check imports."""
+
 NEO4J_MIN_VERSION = (5, 23)
 """LlamaIndex's Neo4j store writes with Cypher subquery syntax introduced in Neo4j 5.23."""
 
@@ -71,6 +74,28 @@ def run_checks(config: KBConfig) -> list[Check]:
     return checks
 
 
+def check_integrity(config: KBConfig, repair: bool = False) -> Check:
+    """Open the knowledge base and look for orphans (and, with ``repair``, remove them).
+
+    A damaged store file fails the check with the recovery hint; a directory that is no
+    knowledge base yet passes.
+    """
+    from llama_kb.knowledge_base import KB_FILE, KnowledgeBase
+
+    name = "stores integrity"
+    if not (config.path.expanduser() / KB_FILE).is_file():
+        return Check(name, True, "no knowledge base yet")
+
+    def check() -> Check:
+        with KnowledgeBase.open(config=config, create=False) as kb:
+            report = kb.repair(dry_run=not repair)
+        if report.ok or report.repaired:
+            return Check(name, True, report.summary())
+        return Check(name, False, report.summary(), "run `llama-kb doctor --repair`")
+
+    return _guarded(name, check)
+
+
 def format_report(checks: list[Check]) -> str:
     """A plain-text report: one line per check, its fix below a failed one, and a summary."""
     lines = []
@@ -93,6 +118,11 @@ def _guarded(name: str, check: Callable[[], Check]) -> Check:
     except MissingDependencyError as e:
         fix = f"pip install 'llama-kb[{e.extra}]'"
         return Check(name, False, f"the optional package {e.package!r} is not installed", fix)
+    except ImportError as e:  # an extra's package imported directly by a check
+        package = e.name or str(e)
+        extra = _EXTRAS.get(package.split(".")[0], "dev")
+        fix = f"pip install 'llama-kb[{extra}]'"
+        return Check(name, False, f"the optional package {package!r} is not installed", fix)
     except (LlamaKBError, OSError) as e:
         return Check(name, False, str(e), "see the message")
 
