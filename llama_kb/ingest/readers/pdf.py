@@ -84,6 +84,8 @@ def _extract_pages(path: Path, pages: list[Any]) -> tuple[list[Segment], list[st
     for number, page in enumerate(pages, start=1):
         try:
             text = page.extract_text() or ""
+            if not text.strip():
+                page.get_contents()  # pypdf's extraction hides a decompression limit: surface it
         except LimitReachedError:
             raise
         except Exception as e:  # a damaged page should not lose the others
