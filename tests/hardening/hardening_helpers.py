@@ -13,7 +13,8 @@ from typing import Any
 from pypdf import PdfWriter
 from pypdf.generic import DecodedStreamObject
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the reader builders
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repo: benchmarks/
 from ingest.readers.readers_helpers import make_docx, make_pdf
 
 from llama_kb import KnowledgeBase
