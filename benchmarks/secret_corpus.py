@@ -11,7 +11,7 @@ import random
 import string
 from dataclasses import dataclass
 
-__all__ = ["HARMLESS", "SECRETS", "Case"]
+__all__ = ["HARMLESS", "HELDOUT_HARMLESS", "HELDOUT_SECRETS", "SECRETS", "Case"]
 
 _rng = random.Random(17)
 _UPPER_DIGITS = string.ascii_uppercase + string.digits
@@ -168,4 +168,51 @@ HARMLESS: tuple[Case, ...] = (
     Case("", "-----BEGIN CERTIFICATE-----\nMIIDdzCCAl+gAwIBAgIEAgAAuTANBgkqhkiG9w0BAQUFADBaMQsw"),
     Case("", "https://hooks.example.com/services/overview"),
     Case("", "password_reset_url = '/accounts/password/reset/'"),
+)
+
+# Written after the detector was tuned and scored once, unchanged: an out-of-sample check.
+HELDOUT_SECRETS: tuple[Case, ...] = (
+    Case("password_assignment", f"spring.datasource.password={_pw()}"),
+    Case("password_assignment", f'<add key="DbPassword" value="{_pw()}" />'),
+    Case("password_assignment", f"mongodb+srv://svc:{_pw()}@cluster0.mongodb.net/app"),
+    Case("secret_assignment", f"CLIENT_SECRET: {_r(_ALNUM, 34)}"),
+    Case("secret_assignment", f'  "privateKey": "{_r(_B64, 48)}"'),
+    Case("secret_assignment", f"set -x API_KEY {_r(_ALNUM, 32)}"),
+    Case("aws_access_key", f"--access-key ASIA{_r(_UPPER_DIGITS, 16)}"),
+    Case("github_token", f"git remote set-url origin https://ghs_{_r(_ALNUM, 36)}@github.com/a/b"),
+    Case("slack_token", f"slack: xoxa-2-{_r(_ALNUM, 30)}"),
+    Case("stripe_key", f'Stripe::api_key = "sk_test_{_r(_ALNUM, 24)}"'),
+    Case("openai_key", f'openai.api_key = "sk-{_r(_ALNUM, 48)}"'),
+    Case("google_api_key", f"https://maps.googleapis.com/api/js?key=AIza{_r(_ALNUM, 35)}"),
+    Case("private_key", "-----BEGIN DSA PRIVATE KEY-----\nMIIBuwIBAAKBgQ" + _r(_B64, 40)),
+    Case("jwt", f"Cookie: session=eyJhbGciOiJIUzI1NiJ9.eyJ1aWQiOjQyfQ.{_r(_ALNUM, 43)}"),
+    Case("bearer_token", f"headers = {{'Authorization': 'Bearer {_r(_ALNUM, 36)}'}}"),
+    Case("url_credentials", f"redis://default:{_pw()}@cache.internal:6379/0"),
+    Case("gitlab_token", f"CI_JOB_TOKEN=glpat-{_r(_ALNUM, 20)}"),
+    Case("npm_token", f"NPM_TOKEN=npm_{_r(_ALNUM, 36)}"),
+    Case("twilio_key", f"twilio auth: AC{_r(_HEXCHARS, 32)} / {_r(_HEXCHARS, 32)}"),
+    Case("sendgrid_key", f"SENDGRID_API_KEY='SG.{_r(_ALNUM, 22)}.{_r(_ALNUM, 43)}'"),
+)
+
+HELDOUT_HARMLESS: tuple[Case, ...] = (
+    Case("", f'etag: "{_sha(32)}"'),
+    Case("", f"The build id is {_sha(40)} on branch main."),
+    Case("", "password strength is measured with zxcvbn"),
+    Case("", "Set `api_key` in the settings page, then restart the service."),
+    Case("", "DB_PASSWORD is read from the environment at start-up."),
+    Case("", "token_count = len(tokenizer.encode(text))"),
+    Case("", "secret_santa_assignments.csv was emailed to the team"),
+    Case("", "uuid4: 9f1c2d3e-4b5a-4c6d-8e7f-0a1b2c3d4e5f"),
+    Case("", f"container digest sha256:{_sha(64)}"),
+    Case("", "Keys are rotated by the platform; see docs/security.md#keys."),
+    Case("", "auth_method: oauth2"),
+    Case("", "password: ********"),
+    Case("", "API_KEY=changeme-in-production"),
+    Case("", "The passphrase prompt appears after `ssh-add`."),
+    Case("", "jdbc:postgresql://db.internal:5432/app?sslmode=require"),
+    Case("", f'<link rel="stylesheet" integrity="sha384-{_r(_B64, 64)}">'),
+    Case("", "Release 2.3.1 fixes CVE-2024-12345 in the session handler."),
+    Case("", "Bearer tokens are validated by the gateway before routing."),
+    Case("", "Call get_secret('db/password') from the vault client."),
+    Case("", "the primary_key and foreign_key columns are indexed"),
 )

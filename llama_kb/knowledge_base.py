@@ -191,6 +191,18 @@ class KnowledgeBase:
                 paths, include=include, exclude=exclude, prune=prune, show_progress=show_progress
             )
 
+    def rebuild(self, paths: str | Path | Sequence[str | Path], **options: Any) -> IngestReport:
+        """Remove every document, then ingest ``paths`` afresh (same options as :meth:`ingest`).
+
+        Crash-safe: sources are forgotten first, so a rebuild killed half-way is completed
+        by the next :meth:`ingest`, which reads every file again.
+        """
+        with write_lock(self.config.path.expanduser()):
+            for source in self.manifest.sources():
+                self.manifest.delete_source(source.path)
+            self._pipeline.remove_documents([d.doc_id for d in self.manifest.documents()])
+            return self.ingest(paths, **options)
+
     def remove(self, doc_ids: Sequence[str]) -> list[str]:
         """Delete documents by id; returns the ids that existed."""
         with write_lock(self.config.path.expanduser()):

@@ -20,11 +20,16 @@ T = TypeVar("T")
 
 
 def check_sqlite(store: str, file: Path) -> None:
-    """Raise :class:`CorruptStoreError` when ``file`` exists and is not a sound SQLite DB."""
+    """Raise :class:`CorruptStoreError` when ``file`` exists and is not a sound SQLite DB.
+
+    The database is opened read-write (never created): after a crash SQLite must replay the
+    write-ahead log, which a read-only connection cannot do. Replaying it is recovery, as
+    the store's own open would do; a damaged file is reported before any write.
+    """
     if not file.exists():
         return
     try:
-        with sqlite3.connect(f"file:{file}?mode=ro", uri=True) as conn:
+        with sqlite3.connect(f"file:{file}?mode=rw", uri=True) as conn:
             verdict = conn.execute("PRAGMA quick_check").fetchone()[0]
         conn.close()
     except sqlite3.Error as e:

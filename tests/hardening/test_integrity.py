@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -22,10 +23,8 @@ from llama_kb.doctor import run_checks
 from llama_kb.errors import CorruptStoreError, KnowledgeBaseError
 from llama_kb.ingest.chunking import chunk_document
 from llama_kb.ingest.guards.limits import json_depth
-from llama_kb.ingest.lock import write_lock
+from llama_kb.ingest.lock import LOCK_FILE, write_lock
 from llama_kb.types import Segment, SourceDocument
-
-REPO = Path(__file__).resolve().parents[2]
 
 
 def test_json_depth_ignores_brackets_in_strings() -> None:
@@ -38,19 +37,22 @@ def test_json_depth_ignores_brackets_in_strings() -> None:
 
 
 def _hold_lock(root: Path) -> subprocess.Popen[str]:
+    """Another process holding the lock the way :func:`write_lock` takes it (``flock``).
+
+    Plain ``fcntl`` keeps the process light (importing llama_kb takes seconds on a busy CI).
+    """
     code = textwrap.dedent(
         f"""
-        import sys, time
-        from pathlib import Path
-        from llama_kb.ingest.lock import write_lock
-        with write_lock(Path({str(root)!r})):
-            print("locked", flush=True)
-            time.sleep(60)
+        import fcntl, os, time
+        fd = os.open({str(root / LOCK_FILE)!r}, os.O_RDWR | os.O_CREAT, 0o644)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        os.ftruncate(fd, 0)
+        os.write(fd, str(os.getpid()).encode())
+        print("locked", flush=True)
+        time.sleep(60)
         """
     )
-    proc = subprocess.Popen(
-        [sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, cwd=REPO
-    )
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
     assert proc.stdout is not None and proc.stdout.readline().strip() == "locked"
     return proc
 
@@ -72,17 +74,20 @@ def test_a_second_writer_waits_then_fails_and_a_killed_holder_releases(tmp_path:
         pass
 
 
-def test_ingest_takes_the_lock(kb: KnowledgeBase, tmp_path: Path) -> None:
+def test_ingest_waits_for_another_process_to_finish(kb: KnowledgeBase, tmp_path: Path) -> None:
+    (tmp_path / "a.md").write_text("# A\nwritten once the lock is free")
+    reports: list[Any] = []
     holder = _hold_lock(kb.config.path)
     try:
-        with pytest.raises(KnowledgeBaseError, match="being written by another process"):
-            with write_lock(kb.config.path, timeout=0.1):
-                pass
+        writer = threading.Thread(target=lambda: reports.append(kb.ingest(tmp_path / "a.md")))
+        writer.start()
+        writer.join(timeout=1.0)
+        assert writer.is_alive() and kb.vectors.count() == 0  # blocked, nothing written
     finally:
         holder.send_signal(signal.SIGKILL)
         holder.wait()
-    (tmp_path / "a.md").write_text("# A\nafter the lock is free")
-    assert kb.ingest(tmp_path / "a.md").ok
+    writer.join(timeout=60)
+    assert reports and reports[0].ok and reports[0].added
 
 
 # -- corrupt stores ---------------------------------------------------------------------------
