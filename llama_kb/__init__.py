@@ -3,12 +3,13 @@
 The public API is re-exported here; see the README for a quickstart.
 """
 
-from llama_kb.config import ChunkingConfig, KBConfig
+from llama_kb.config import ChunkingConfig, KBConfig, LimitsConfig, SecretsConfig
 from llama_kb.embeddings import OnnxMiniLMEmbedding, default_embedding
 from llama_kb.errors import (
     BackendError,
     BackendUnavailable,
     ConfigurationError,
+    CorruptStoreError,
     DocumentError,
     EmbeddingError,
     KnowledgeBaseError,
@@ -41,6 +42,7 @@ __all__ = [
     "Classification",
     "ConfigurationError",
     "ContextEngine",
+    "CorruptStoreError",
     "DocumentError",
     "EmbeddingError",
     "Fact",
@@ -55,6 +57,7 @@ __all__ = [
     "KnowledgeBaseError",
     "KnowledgeProvider",
     "LLMClassifier",
+    "LimitsConfig",
     "LlamaIndexExtractor",
     "LlamaKBError",
     "MissingDependencyError",
@@ -65,6 +68,7 @@ __all__ = [
     "Route",
     "SQLitePropertyGraphStore",
     "SearchHit",
+    "SecretsConfig",
     "StructureExtractor",
     "UnifiedContextRetriever",
     "UnifiedQueryEngine",
