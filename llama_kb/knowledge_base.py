@@ -260,11 +260,15 @@ class KnowledgeBase:
 
         return UnifiedContextRetriever(self.engine, include_facts=include_facts, **options)
 
-    def as_query_engine(self, llm: Any = None, **options: Any) -> UnifiedQueryEngine:
-        """A LlamaIndex query engine; without ``llm`` it returns the rendered context."""
+    def as_query_engine(
+        self, llm: Any = None, streaming: bool = False, **options: Any
+    ) -> UnifiedQueryEngine:
+        """A LlamaIndex query engine (``llm`` or ``Settings.llm``; without an LLM it returns
+        the rendered context); ``options`` as for :meth:`as_retriever`."""
         from llama_kb.integrations.llamaindex import UnifiedQueryEngine
 
-        return UnifiedQueryEngine(retriever=self.as_retriever(**options), llm=llm)
+        retriever = self.as_retriever(**options)
+        return UnifiedQueryEngine(retriever=retriever, llm=llm, streaming=streaming)
 
     # -- three-layer knowledge (seed 000) ---------------------------------------------
 

@@ -36,7 +36,8 @@ from llama_kb.ingest.guards.limits import check_file, current_limits, json_depth
 from llama_kb.ingest.guards.records import value_problem
 from llama_kb.knowledge import guards
 from llama_kb.knowledge.model import EntityMetadata, GraphEdge, GraphNode, KnowledgePiece
-from llama_kb.knowledge.store import HasKnowledge, KnowledgeStore, WriteStatus, knowledge_store
+from llama_kb.knowledge.store import HasKnowledge, KnowledgeStore, knowledge_store
+from llama_kb.knowledge.writes import WriteStatus
 
 logger = logging.getLogger(__name__)
 
