@@ -36,15 +36,15 @@ class Corpus:
         self.serial = 0
         self.records: dict[str, str] = {}
         root.mkdir()
-        for _ in range(12):
+        for _ in range(8):
             self.add_file()
-        for _ in range(20):
+        for _ in range(12):
             self.add_record()
         self.write_jsonl()
 
     def _text(self) -> str:
         words = " ".join(
-            self.rng.choice(["rotor", "blade", "pump", "valve", "seal"]) for _ in range(200)
+            self.rng.choice(["rotor", "blade", "pump", "valve", "seal"]) for _ in range(100)
         )
         return f"{words}.\n\n{self.rng.random()}"
 
