@@ -67,6 +67,9 @@ def build_parser() -> argparse.ArgumentParser:
         sub.add_parser("doctor", help="check the configured backends and say how to fix them")
     )
     doctor.add_argument("--json", action="store_true", help="print the checks as JSON")
+    doctor.add_argument(
+        "--repair", action="store_true", help="remove orphaned vectors, graph nodes and rows"
+    )
     knowledge_commands.add_parsers(sub, with_kb)
 
     mcp = with_kb(sub.add_parser("mcp", help="serve the KB and agent graph over MCP (stdio)"))
@@ -181,9 +184,13 @@ def _doctor(args: argparse.Namespace) -> int:
     from dataclasses import asdict
 
     from llama_kb.config import KBConfig
-    from llama_kb.doctor import check_extras, format_report, run_checks
+    from llama_kb.doctor import check_extras, check_integrity, format_report, run_checks
 
-    checks = [*run_checks(KBConfig.from_env(args.kb)), check_extras()]
+    config = KBConfig.from_env(args.kb)
+    checks = run_checks(config)
+    if all(check.ok for check in checks):  # the stores are reachable: look inside them
+        checks.append(check_integrity(config, repair=args.repair))
+    checks.append(check_extras())
     ok = all(check.ok for check in checks)
     if args.json:
         _print_json({"ok": ok, "checks": [asdict(check) for check in checks]})
