@@ -15,10 +15,12 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import ConfigDict, Field, model_validator
 
+from langchain_kb._tracing import report_stages
 from llama_kb.errors import DocumentError
 from llama_kb.ingest.documents import to_source_documents
 from llama_kb.integrations._options import FaceOptions, face_options
 from llama_kb.retrieval.engine import ContextEngine
+from llama_kb.retrieval.explain import explained_hits
 from llama_kb.retrieval.payload import FusedContext
 
 SearchType = Literal["similarity", "similarity_score_threshold"]
@@ -47,7 +49,9 @@ class UnifiedKBRetriever(BaseRetriever):
     Options come, later winning, from the knowledge base's defaults, ``search_kwargs``,
     ``k`` and the call (``retriever.invoke(q, k=2, route="factual")``). Besides ``k`` they
     are ``route``, ``filter``/``filters``, ``score_threshold``/``min_score``, ``max_cost``,
-    ``max_hops``, ``max_nodes``, ``max_facts`` and ``strict``.
+    ``max_hops``, ``max_nodes``, ``max_facts``, ``strict`` and ``explain`` (each chunk's
+    ``metadata["explain"]`` then holds its score parts and ranks). Each run reports the
+    core's stages as child runs (see :mod:`langchain_kb._tracing`).
 
     Example:
         >>> retriever = UnifiedKBRetriever(kb=kb, k=4)  # doctest: +SKIP
@@ -140,6 +144,7 @@ class UnifiedKBRetriever(BaseRetriever):
         assert self.engine is not None
         options = self._options(kwargs)
         context = self.engine.retrieve(query, **options.kwargs)
+        report_stages(run_manager, context, options.kwargs)
         return to_documents(context, options.top_k, self.include_facts)
 
     async def _aget_relevant_documents(
@@ -148,6 +153,7 @@ class UnifiedKBRetriever(BaseRetriever):
         assert self.engine is not None
         options = self._options(kwargs)
         context = await self.engine.aretrieve(query, **options.kwargs)
+        report_stages(run_manager, context, options.kwargs)
         return to_documents(context, options.top_k, self.include_facts)
 
     def as_tool(  # type: ignore[override]
@@ -195,6 +201,7 @@ def to_documents(context: FusedContext, k: int, include_facts: bool = True) -> l
     route = context.route.value
     with_facts = include_facts and bool(context.structured_facts) and k > 1
     chunks = context.unstructured[: k - 1 if with_facts else k]
+    explained = explained_hits(context)
     documents = [
         Document(
             id=hit.chunk_id,
@@ -207,6 +214,7 @@ def to_documents(context: FusedContext, k: int, include_facts: bool = True) -> l
                 "score": hit.score,
                 "ranks": dict(hit.ranks),
                 "route": route,
+                **({"explain": explained[hit.chunk_id]} if hit.chunk_id in explained else {}),
             },
         )
         for hit in chunks

@@ -15,11 +15,14 @@ __version__ = "0.1.0"
 _EXPORTS: dict[str, str] = {
     "ChunkingConfig": "llama_kb.config",
     "KBConfig": "llama_kb.config",
+    "LimitsConfig": "llama_kb.config",
+    "SecretsConfig": "llama_kb.config",
     "OnnxMiniLMEmbedding": "llama_kb.embeddings",
     "default_embedding": "llama_kb.embeddings",
     "BackendError": "llama_kb.errors",
     "BackendUnavailable": "llama_kb.errors",
     "ConfigurationError": "llama_kb.errors",
+    "CorruptStoreError": "llama_kb.errors",
     "DocumentError": "llama_kb.errors",
     "EmbeddingError": "llama_kb.errors",
     "KnowledgeBaseError": "llama_kb.errors",
@@ -59,6 +62,7 @@ __all__ = [
     "Classification",
     "ConfigurationError",
     "ContextEngine",
+    "CorruptStoreError",
     "DocumentError",
     "EmbeddingError",
     "Fact",
@@ -73,6 +77,7 @@ __all__ = [
     "KnowledgeBaseError",
     "KnowledgeProvider",
     "LLMClassifier",
+    "LimitsConfig",
     "LlamaIndexExtractor",
     "LlamaKBError",
     "MissingDependencyError",
@@ -83,6 +88,7 @@ __all__ = [
     "Route",
     "SQLitePropertyGraphStore",
     "SearchHit",
+    "SecretsConfig",
     "StructureExtractor",
     "UnifiedContextRetriever",
     "UnifiedQueryEngine",
@@ -107,12 +113,13 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names load lazily
-    from llama_kb.config import ChunkingConfig, KBConfig
+    from llama_kb.config import ChunkingConfig, KBConfig, LimitsConfig, SecretsConfig
     from llama_kb.embeddings import OnnxMiniLMEmbedding, default_embedding
     from llama_kb.errors import (
         BackendError,
         BackendUnavailable,
         ConfigurationError,
+        CorruptStoreError,
         DocumentError,
         EmbeddingError,
         KnowledgeBaseError,

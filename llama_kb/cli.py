@@ -58,7 +58,9 @@ def build_parser() -> argparse.ArgumentParser:
     query.add_argument("--top-k", type=int, default=5)
     query.add_argument("--route", choices=["semantic", "factual", "hybrid"], help="force a route")
     query.add_argument("--json", action="store_true", help="print the fused context as JSON")
-    query.add_argument("--explain", action="store_true", help="show how the query was answered")
+    query.add_argument(
+        "--explain", action="store_true", help="show each candidate's scores, ranks and fate"
+    )
 
     stats = with_kb(sub.add_parser("stats", help="what the knowledge base holds"))
     stats.add_argument("--json", action="store_true", help="print JSON")
@@ -66,6 +68,9 @@ def build_parser() -> argparse.ArgumentParser:
         sub.add_parser("doctor", help="check the configured backends and say how to fix them")
     )
     doctor.add_argument("--json", action="store_true", help="print the checks as JSON")
+    doctor.add_argument(
+        "--repair", action="store_true", help="remove orphaned vectors, graph nodes and rows"
+    )
     knowledge_commands.add_parsers(sub, with_kb)
 
     mcp = with_kb(sub.add_parser("mcp", help="serve the KB and agent graph over MCP (stdio)"))
@@ -139,7 +144,11 @@ def _ingest(args: argparse.Namespace) -> int:
 
 def _query(args: argparse.Namespace) -> int:
     with _open(args) as kb:
-        context = kb.retrieve(args.text, top_k=args.top_k, route=args.route)
+        if args.explain:
+            explanation = kb.explain(args.text, top_k=args.top_k, route=args.route)
+            context = explanation.context
+        else:
+            context = kb.retrieve(args.text, top_k=args.top_k, route=args.route)
     if args.json:
         _print_json(context.to_dict())
         return EXIT_OK
@@ -155,8 +164,10 @@ def _query(args: argparse.Namespace) -> int:
         for fact in context.structured_facts:
             print(f"  - {fact.render()}  (cost {fact.path_cost:g})")
     if args.explain:
-        print("trace:")
-        _print_json(context.trace)
+        print()
+        print(explanation.table())
+        stages = ", ".join(f"{s['name']} {s['ms']:g}" for s in context.trace["stages"])
+        print(f"stages (ms): {stages}; total {context.trace['total_ms']:g}")
     return EXIT_OK
 
 
@@ -175,9 +186,13 @@ def _doctor(args: argparse.Namespace) -> int:
     from dataclasses import asdict
 
     from llama_kb.config import KBConfig
-    from llama_kb.doctor import check_extras, format_report, run_checks
+    from llama_kb.doctor import check_extras, check_integrity, format_report, run_checks
 
-    checks = [*run_checks(KBConfig.from_env(args.kb)), check_extras()]
+    config = KBConfig.from_env(args.kb)
+    checks = run_checks(config)
+    if all(check.ok for check in checks):  # the stores are reachable: look inside them
+        checks.append(check_integrity(config, repair=args.repair))
+    checks.append(check_extras())
     ok = all(check.ok for check in checks)
     if args.json:
         _print_json({"ok": ok, "checks": [asdict(check) for check in checks]})

@@ -3,6 +3,8 @@
 Checks only read: the knowledge base directory is writable (embedded stores), a Chroma
 server answers its heartbeat, a FalkorDB server answers and has the graph module, a Neo4j
 server accepts the credentials and has APOC. Nothing is created or written on servers.
+:func:`check_integrity` opens an existing knowledge base and reports orphans (damaged store
+files fail it); only with ``repair`` (``llama-kb doctor --repair``) does it remove them.
 
 Example:
     >>> from llama_kb.doctor import format_report, run_checks
@@ -81,6 +83,28 @@ def run_checks(config: KBConfig) -> list[Check]:
     else:
         checks.append(_guarded("graph (embedded SQLite)", lambda: _check_sqlite(root)))
     return checks
+
+
+def check_integrity(config: KBConfig, repair: bool = False) -> Check:
+    """Open the knowledge base and look for orphans (and, with ``repair``, remove them).
+
+    A damaged store file fails the check with the recovery hint; a directory that is no
+    knowledge base yet passes.
+    """
+    from llama_kb.knowledge_base import KB_FILE, KnowledgeBase
+
+    name = "stores integrity"
+    if not (config.path.expanduser() / KB_FILE).is_file():
+        return Check(name, True, "no knowledge base yet")
+
+    def check() -> Check:
+        with KnowledgeBase.open(config=config, create=False) as kb:
+            report = kb.repair(dry_run=not repair)
+        if report.ok or report.repaired:
+            return Check(name, True, report.summary())
+        return Check(name, False, report.summary(), "run `llama-kb doctor --repair`")
+
+    return _guarded(name, check)
 
 
 def check_extras() -> Check:

@@ -22,8 +22,11 @@ from llama_kb.ingest.extractors import (
     StructureExtractor,
 )
 from llama_kb.ingest.lifecycle import StoredDocument, rebuild, stored_documents
+from llama_kb.ingest.lock import write_lock
 from llama_kb.ingest.manifest import Manifest
 from llama_kb.ingest.pipeline import IngestionPipeline
+from llama_kb.ingest.repair import OrphanReport, find_orphans
+from llama_kb.ingest.repair import repair as repair_orphans
 from llama_kb.ingest.sources import FilesAdapter
 from llama_kb.knowledge import (
     KnowledgeProvider,
@@ -35,11 +38,13 @@ from llama_kb.knowledge import (
 from llama_kb.knowledge.store import KnowledgeStore
 from llama_kb.retrieval.classifier import QueryClassifier
 from llama_kb.retrieval.engine import ContextEngine
+from llama_kb.retrieval.explain import Explanation
 from llama_kb.retrieval.options import resolve_options, validate_query
 from llama_kb.retrieval.payload import FusedContext
 from llama_kb.stores.chroma_vector import ChromaChunkStore
 from llama_kb.stores.factory import open_graph_store, open_vector_store
 from llama_kb.stores.graph import KBGraphStore
+from llama_kb.stores.integrity import open_checked
 from llama_kb.types import IngestReport, SearchHit
 
 if TYPE_CHECKING:  # the LlamaIndex face sits above the facade; imported only when asked for
@@ -75,8 +80,9 @@ class KnowledgeBase:
         self.graph = graph
         self.manifest = manifest
         self._pipeline = IngestionPipeline(
-            manifest, vectors, graph, embedding, config.chunking, extractors
-        )
+            manifest, vectors, graph, embedding, config.chunking, extractors,
+            limits=config.limits, secrets=config.secrets,
+        )  # fmt: skip
         self.engine = ContextEngine(
             vectors, graph, embedding, defaults=config.retrieval, ranking=config.ranking
         )
@@ -110,6 +116,8 @@ class KnowledgeBase:
         Raises:
             KnowledgeBaseError: The directory is not a knowledge base, or was built with
                 an embedding of another dimension.
+            CorruptStoreError: A store file (manifest, embedded Chroma, graph database) is
+                damaged; nothing is written to it.
         """
         config = config or KBConfig()
         if path is not None:
@@ -129,9 +137,7 @@ class KnowledgeBase:
             (root / KB_FILE).write_text(json.dumps(meta, indent=2), encoding="utf-8")
         else:
             _check_embedding(root, meta, embed, dimension)
-        vectors = open_vector_store(config, root)
-        graph = open_graph_store(config, root)
-        manifest = Manifest(root / "manifest.sqlite")
+        vectors, graph, manifest = _open_stores(config, root)
         chosen: list[GraphExtractor] = (
             [StructureExtractor(), CodeStructureExtractor()]
             if extractors is None
@@ -197,18 +203,19 @@ class KnowledgeBase:
         Returns:
             What was added, updated, unchanged, removed, and what failed (with reasons).
         """
-        if isinstance(paths, FilesAdapter):
-            return self._pipeline.run_source(paths, prune=prune, show_progress=show_progress)
-        if isinstance(paths, str | Path):
-            paths = [paths]
-        return self._pipeline.run(
-            paths,
-            include=include,
-            exclude=exclude,
-            prune=prune,
-            show_progress=show_progress,
-            root=root,
-        )
+        with write_lock(self.config.path.expanduser()):
+            if isinstance(paths, FilesAdapter):
+                return self._pipeline.run_source(paths, prune=prune, show_progress=show_progress)
+            if isinstance(paths, str | Path):
+                paths = [paths]
+            return self._pipeline.run(
+                paths,
+                include=include,
+                exclude=exclude,
+                prune=prune,
+                show_progress=show_progress,
+                root=root,
+            )
 
     def add_documents(
         self, documents: Sequence[Any], *, ids: Sequence[str] | None = None
@@ -223,7 +230,8 @@ class KnowledgeBase:
         Returns:
             The report; unchanged documents (same id and content) are not embedded again.
         """
-        return self._pipeline.add_documents(to_source_documents(documents, ids))
+        with write_lock(self.config.path.expanduser()):
+            return self._pipeline.add_documents(to_source_documents(documents, ids))
 
     def delete(self, ids: Sequence[str]) -> list[str]:
         """Delete documents by id, or by LlamaIndex ``ref_doc_id``; returns the ids deleted.
@@ -231,12 +239,14 @@ class KnowledgeBase:
         Vectors, chunk and document nodes and the graph facts drawn from them go; a later
         ``ingest`` or ``add_documents`` of the same content adds them again.
         """
-        return self._pipeline.delete(ids)
+        with write_lock(self.config.path.expanduser()):
+            return self._pipeline.delete(ids)
 
     def remove(self, doc_ids: Sequence[str]) -> list[str]:
         """Delete documents by id; returns the ids that existed (see :meth:`delete`)."""
-        known = list(self.manifest.documents_by_id(doc_ids))
-        self._pipeline.remove_documents(known)
+        with write_lock(self.config.path.expanduser()):
+            known = list(self.manifest.documents_by_id(doc_ids))
+            self._pipeline.remove_documents(known)
         return known
 
     def documents(self) -> list[StoredDocument]:
@@ -247,8 +257,26 @@ class KnowledgeBase:
         self, sources: Sequence[FilesAdapter] = (), *, show_progress: bool = False
     ) -> IngestReport:
         """Re-derive chunks, graph and indexes from the stored sources (after a chunking or
-        extractor change); remote sources must be passed in ``sources``."""
-        return rebuild(self._pipeline, sources, show_progress=show_progress)
+        extractor change); remote sources must be passed in ``sources``.
+
+        Crash-safe: a rebuild killed half-way is completed by the next :meth:`ingest` or
+        :meth:`rebuild` (see :mod:`llama_kb.ingest.lifecycle`).
+        """
+        with write_lock(self.config.path.expanduser()):
+            return rebuild(self._pipeline, sources, show_progress=show_progress)
+
+    def repair(self, dry_run: bool = False) -> OrphanReport:
+        """Find (and unless ``dry_run`` remove) orphans: see :mod:`llama_kb.ingest.repair`.
+
+        Sources of unfinished or incomplete documents are forgotten, so the next
+        :meth:`ingest` reads them again.
+        """
+        with write_lock(self.config.path.expanduser()):
+            if dry_run:
+                return find_orphans(self.manifest, self.vectors, self.graph)
+            return repair_orphans(
+                self.manifest, self.vectors, self.graph, self._pipeline.remove_documents
+            )
 
     # -- queries ----------------------------------------------------------------------
 
@@ -275,6 +303,13 @@ class KnowledgeBase:
     async def aretrieve(self, query: str, **options: Any) -> FusedContext:
         """Async :meth:`retrieve`."""
         return await self.engine.aretrieve(query, **options)
+
+    def explain(self, query: str, **options: Any) -> Explanation:
+        """The debug view of :meth:`retrieve`: every candidate's dense and lexical score and
+        rank, graph contribution, fused score (the sum of its parts), final rank, and why it
+        was dropped (``min_score``, ``top_k``, ``filtered``). ``.table()`` renders it.
+        """
+        return Explanation.from_context(self.engine.retrieve(query, **{**options, "explain": True}))
 
     def set_classifier(self, classifier: QueryClassifier) -> None:
         """Route queries with ``classifier`` (e.g. ``LLMClassifier(llm)``)."""
@@ -319,7 +354,8 @@ class KnowledgeBase:
         Invalid items are skipped and reported; loading the same data twice changes nothing
         (see :func:`llama_kb.knowledge.load_knowledge`).
         """
-        return load_knowledge(self, source)
+        with write_lock(self.config.path.expanduser()):
+            return load_knowledge(self, source, secrets=self.config.secrets.knowledge)
 
     def retrieve_knowledge(
         self,
@@ -351,6 +387,37 @@ class KnowledgeBase:
             "entities": self.graph.count_nodes("entity"),
             "embedding": self.embedding.model_name,
         }
+
+
+def _open_stores(config: KBConfig, root: Path) -> tuple[ChromaChunkStore, KBGraphStore, Manifest]:
+    """Open the three stores; a damaged local file raises :class:`CorruptStoreError`."""
+    chroma = root / "chroma"
+    local_graph = config.neo4j is None and config.falkordb is None
+    manifest = open_checked(
+        "manifest", root / "manifest.sqlite", lambda: Manifest(root / "manifest.sqlite"),
+        (root / "manifest.sqlite",),
+    )  # fmt: skip
+    try:
+        return _open_others(config, root, chroma, local_graph, manifest)
+    except BaseException:
+        manifest.close()
+        raise
+
+
+def _open_others(
+    config: KBConfig, root: Path, chroma: Path, local_graph: bool, manifest: Manifest
+) -> tuple[ChromaChunkStore, KBGraphStore, Manifest]:
+    vectors = open_checked(
+        "vectors (embedded Chroma)" if config.chroma is None else "vectors (Chroma server)",
+        chroma, lambda: open_vector_store(config, root),
+        (chroma / "chroma.sqlite3",) if config.chroma is None else (),
+    )  # fmt: skip
+    graph = open_checked(
+        "graph (embedded SQLite)" if local_graph else "graph (server)",
+        root / "graph.sqlite", lambda: open_graph_store(config, root),
+        (root / "graph.sqlite",) if local_graph else (),
+    )  # fmt: skip
+    return vectors, graph, manifest
 
 
 def _check_directory(root: Path, create: bool) -> dict[str, Any] | None:

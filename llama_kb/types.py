@@ -76,6 +76,8 @@ class IngestReport:
     failed: list[IngestFailure] = field(default_factory=list)
     duplicates: list[str] = field(default_factory=list)
     """Files not ingested because another source holds the same content (copies)."""
+    warnings: list[IngestFailure] = field(default_factory=list)
+    """Inputs ingested with a caveat (e.g. secrets redacted); never the secret itself."""
     chunks_embedded: int = 0
     chunks_over_window: int = 0
     """Chunks longer than the embedding model reads (their ends are not embedded); target 0."""

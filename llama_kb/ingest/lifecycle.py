@@ -95,6 +95,11 @@ def rebuild(
     adapters in ``sources`` (matched by root); documents added in memory from their stored
     text. Sources that are gone are reported as failures.
 
+    Crash-safe: every source is first marked changed, then the documents are deleted while
+    the source records and in-memory texts stay; a rebuild killed half-way is completed by
+    the next ``ingest`` of the same paths (which reads every marked source again) or by the
+    next rebuild (which still knows every source).
+
     Raises:
         ConfigurationError: A remote source has no adapter in ``sources`` (nothing is
             deleted then).
@@ -102,17 +107,20 @@ def rebuild(
     manifest = pipeline.manifest
     given = {s.root: s for s in sources}
     by_origin: dict[str, list[SourceRecord]] = {}
-    for record in manifest.sources():
+    records = manifest.sources()
+    for record in records:
         if record.origin != INLINE_ORIGIN:
             by_origin.setdefault(record.origin, []).append(record)
     adapters = [_adapter(origin, records, given) for origin, records in by_origin.items()]
     inline = [document_from_json(p) for p in manifest.inline_payloads()]
-    pipeline.remove_documents([d.doc_id for d in manifest.documents()])
-    for record in manifest.sources():
-        manifest.delete_source(record.path)
+    manifest.mark_stale([r.path for r in records])
+    pipeline.remove_documents([d.doc_id for d in manifest.documents()], keep_sources=True)
     report = IngestReport()
     for adapter in adapters:
         report.merge(pipeline.run_source(adapter, show_progress=show_progress))
     if inline:
         report.merge(pipeline.add_documents(inline, show_progress=show_progress))
+    for record in manifest.sources():  # not read again (gone, or failed): forget them
+        if record.sha256 == "":
+            manifest.delete_source(record.path)
     return report

@@ -157,6 +157,14 @@ class Manifest:
         with self._lock, self._conn:
             self._conn.execute("DELETE FROM sources WHERE path = ?", (path,))
 
+    def mark_stale(self, paths: Sequence[str]) -> None:
+        """Make sources look changed (hash ``""``), so the next run reads them again."""
+        with self._lock, self._conn:
+            self._conn.executemany(
+                "UPDATE sources SET sha256='', size=-1, mtime_ns=-1, etag=NULL WHERE path = ?",
+                [(p,) for p in paths],
+            )
+
     def documents(self, source_path: str | None = None) -> list[DocumentRecord]:
         """Documents of one source, or all documents."""
         sql = f"SELECT {_DOC_COLUMNS} FROM documents"
@@ -213,12 +221,25 @@ class Manifest:
                 [(h, n, now, d) for d, h, n in docs],
             )
 
-    def delete_documents(self, doc_ids: Sequence[str]) -> None:
-        """Forget documents (and the stored text of documents added in memory)."""
+    def mark_removing(self, doc_ids: Sequence[str]) -> None:
+        """Mark documents ``pending`` before their content is deleted (a killed removal is
+        then finished, or redone, by the next run)."""
+        with self._lock, self._conn:
+            self._conn.executemany(
+                "UPDATE documents SET status='pending' WHERE doc_id = ?", [(d,) for d in doc_ids]
+            )
+
+    def delete_documents(
+        self, doc_ids: Sequence[str], sources: Iterable[str] = (), keep_inline: bool = False
+    ) -> None:
+        """Forget documents (and the stored text of documents added in memory, unless
+        ``keep_inline``), and the ``sources`` given, in one transaction."""
         with self._lock, self._conn:
             rows = [(d,) for d in doc_ids]
             self._conn.executemany("DELETE FROM documents WHERE doc_id = ?", rows)
-            self._conn.executemany("DELETE FROM inline_documents WHERE doc_id = ?", rows)
+            if not keep_inline:
+                self._conn.executemany("DELETE FROM inline_documents WHERE doc_id = ?", rows)
+            self._conn.executemany("DELETE FROM sources WHERE path = ?", [(p,) for p in sources])
 
     def put_inline(self, payloads: Sequence[tuple[str, str]]) -> None:
         """Keep ``(doc_id, json)`` of documents added in memory, so a rebuild can redo them."""

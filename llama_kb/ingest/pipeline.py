@@ -11,13 +11,11 @@ with ``prune``, those whose file is gone); finally link chunks to the names in t
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 import logging
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -25,17 +23,19 @@ from llama_index.core.base.embeddings.base import BaseEmbedding
 from tqdm.auto import tqdm
 
 from llama_kb import graph_model as gm
-from llama_kb.config import ChunkingConfig
-from llama_kb.errors import BackendUnavailable, DocumentError, LlamaKBError
+from llama_kb.config import ChunkingConfig, LimitsConfig, SecretsConfig
+from llama_kb.errors import BackendUnavailable, EmbeddingError, LlamaKBError
 from llama_kb.ingest._doc_codec import document_access, document_hash, document_json
 from llama_kb.ingest.chunker import Chunker, embedding_text
 from llama_kb.ingest.documents import INLINE_PREFIX
 from llama_kb.ingest.extractors import GraphExtractor
+from llama_kb.ingest.guards import use_limits
+from llama_kb.ingest.guards.records import vector_problem
 from llama_kb.ingest.linking import link_chunks
 from llama_kb.ingest.manifest import Manifest, SourceRecord
-from llama_kb.ingest.source_reading import fetch
+from llama_kb.ingest.planning import Planner, SourceWork
 from llama_kb.ingest.sources.local_adapter import LocalFiles
-from llama_kb.ingest.sources.protocol import FileInfo, FilesAdapter
+from llama_kb.ingest.sources.protocol import FilesAdapter
 from llama_kb.stores.chroma_vector import ChromaChunkStore
 from llama_kb.stores.graph import KBGraphStore
 from llama_kb.types import IngestFailure, IngestReport, SourceDocument, TextChunk
@@ -51,20 +51,6 @@ RELINK_FLAG = "relink_pending"
 _BATCH_CHUNKS = 512
 
 
-@dataclass
-class _SourceWork:
-    """What a run must do for one source file."""
-
-    record: SourceRecord
-    docs: list[SourceDocument] = field(default_factory=list)
-    hashes: dict[str, str] = field(default_factory=dict)
-    new_ids: set[str] = field(default_factory=set)
-    unlinked: set[str] = field(default_factory=set)
-    """Documents whose name no older chunk may have been linked to yet (new or unfinished)."""
-    vanished: list[str] = field(default_factory=list)
-    failed: bool = False
-
-
 class IngestionPipeline:
     """Writes documents into the vector store, the graph store and the manifest.
 
@@ -75,6 +61,8 @@ class IngestionPipeline:
         embedding: Embeds chunk texts.
         chunking: Chunk size and overlap.
         extractors: Graph extractors run on every new or changed document.
+        limits: Resource limits on input (default :class:`LimitsConfig`).
+        secrets: Secret scanning modes (default :class:`SecretsConfig`).
     """
 
     def __init__(
@@ -85,6 +73,8 @@ class IngestionPipeline:
         embedding: BaseEmbedding,
         chunking: ChunkingConfig,
         extractors: Sequence[GraphExtractor],
+        limits: LimitsConfig | None = None,
+        secrets: SecretsConfig | None = None,
     ) -> None:
         self.manifest = manifest
         self.vectors = vectors
@@ -93,11 +83,14 @@ class IngestionPipeline:
         self.chunking = chunking
         self.chunker = Chunker(chunking, embedding)
         self.extractors = list(extractors)
+        self.limits = limits or LimitsConfig()
+        self.secrets = secrets or SecretsConfig()
         self._fingerprint = hashlib.sha256(
             json.dumps(
                 [PIPELINE_VERSION, chunking.model_dump(), [type(e).__name__ for e in extractors]]
             ).encode()
         ).hexdigest()[:16]
+        self.planner = Planner(manifest, self._fingerprint, self.limits, self.secrets)
 
     def run(
         self,
@@ -121,15 +114,20 @@ class IngestionPipeline:
         self, source: FilesAdapter, prune: bool = False, show_progress: bool = False
     ) -> IngestReport:
         """Ingest every file a :class:`FilesAdapter` lists; ``prune`` drops unlisted ones."""
+        with use_limits(self.limits):
+            return self._run_source(source, prune, show_progress)
+
+    def _run_source(self, source: FilesAdapter, prune: bool, show_progress: bool) -> IngestReport:
         started = time.perf_counter()
         report = IngestReport()
+        self._finish_interrupted_removals(report)
         try:
             infos = list(source.list())
         except OSError as e:
             report.failed.append(IngestFailure(source.root, f"cannot list: {e}"))
             return self._finish(report, started)
         report.failed.extend(getattr(source, "failures", ()))
-        works = self._plan(source, infos, report)
+        works = self.planner.plan(source, infos, report)
         listed = {i.key for i in infos}
         return (
             self._commit(
@@ -143,9 +141,17 @@ class IngestionPipeline:
         self, docs: Sequence[SourceDocument], show_progress: bool = False
     ) -> IngestReport:
         """Ingest documents given in memory; each ``source_path`` groups documents to delete
-        together (``inline:<ref id>``). Unchanged documents cost a hash."""
-        started = time.perf_counter()
-        report = IngestReport()
+        together (``inline:<ref id>``). Unchanged documents cost a hash. Documents are
+        validated and scanned for secrets first, as files are."""
+        with use_limits(self.limits):
+            started = time.perf_counter()
+            report = IngestReport()
+            works = self._plan_inline(self.planner.screen(docs, report), report)
+            return self._commit(works, report, started, show_progress)
+
+    def _plan_inline(
+        self, docs: Sequence[SourceDocument], report: IngestReport
+    ) -> list[SourceWork]:
         groups: dict[str, list[SourceDocument]] = {}
         for doc in docs:
             groups.setdefault(doc.source_path, []).append(doc)
@@ -160,15 +166,15 @@ class IngestionPipeline:
                 digest.hexdigest() + ":" + self._fingerprint,
                 origin=INLINE_ORIGIN,
             )
-            work = self._compare(record, group, report, seen)
+            work = self.planner.compare(record, group, report, seen)
             work.vanished = []  # adding never removes a document's siblings
             works.append(work)
         self.manifest.put_inline([(d.doc_id, document_json(d)) for w in works for d in w.docs])
-        return self._commit(works, report, started, show_progress)
+        return works
 
     def _commit(
         self,
-        works: list[_SourceWork],
+        works: list[SourceWork],
         report: IngestReport,
         started: float,
         show_progress: bool,
@@ -200,127 +206,10 @@ class IngestionPipeline:
         logger.info("ingest finished: %s", report.summary())
         return report
 
-    # -- planning ---------------------------------------------------------------------
-
-    def _plan(
-        self, source: FilesAdapter, infos: Sequence[FileInfo], report: IngestReport
-    ) -> list[_SourceWork]:
-        pending = self.manifest.pending_sources()
-        listed = {i.key for i in infos}
-        seen: dict[str, str] = {}
-        works = []
-        for info in infos:
-            key = info.key
-            try:
-                known = self.manifest.source(key)
-                fresh = known is not None and key not in pending
-                if (
-                    fresh
-                    and known
-                    and known.sha256.endswith(self._fingerprint)
-                    and (
-                        (known.size, known.mtime_ns) == (info.size, info.mtime_ns)
-                        or (
-                            info.etag is not None
-                            and (known.etag, known.size) == (info.etag, info.size)
-                        )
-                    )
-                ):
-                    self._keep_unchanged(key, report, seen)
-                    if (known.location, known.origin) != (source.uri(key), source.root):
-                        self.manifest.put_source(  # the same tree, mounted elsewhere
-                            dataclasses.replace(known, location=source.uri(key), origin=source.root)
-                        )
-                    continue
-                fetched = fetch(source, info)
-                digest = fetched.sha256 + ":" + self._fingerprint
-                record = SourceRecord(
-                    key, info.size, info.mtime_ns, digest, source.uri(key), source.root, info.etag
-                )
-                if fresh and known and known.sha256 == digest:
-                    self._keep_unchanged(key, report, seen)
-                    self.manifest.put_source(record)
-                    continue
-                original = self._copy_of(record, listed) if known is None else None
-                if original is not None:
-                    report.duplicates.append(f"{record.location} (same content as {original})")
-                    continue
-                result = fetched.parse()
-            except DocumentError as e:
-                report.failed.append(IngestFailure(e.source, e.reason))
-                continue
-            except OSError as e:
-                report.failed.append(IngestFailure(source.uri(key), e.strerror or str(e)))
-                continue
-            report.failed.extend(result.failures)
-            works.append(self._compare(record, result.documents, report, seen))
-        return works
-
-    def _copy_of(self, record: SourceRecord, listed: set[str]) -> str | None:
-        """The key of an ingested source with the same content, when ``record`` is a copy.
-
-        Only under a declared root; a source whose file is gone was moved, not copied.
-        """
-        if not record.origin:
-            return None
-        for other in self.manifest.sources_with_hash(record.sha256):
-            if other.path != record.path and (
-                other.path in listed
-                or other.origin != record.origin
-                or (other.location and Path(other.location).exists())
-            ):
-                return other.path
-        return None
-
-    def _keep_unchanged(self, path: str, report: IngestReport, seen: dict[str, str]) -> None:
-        for doc in self.manifest.documents(path):
-            report.unchanged.append(doc.doc_id)
-            seen[doc.doc_id] = path
-
-    def _compare(
-        self,
-        record: SourceRecord,
-        docs: Sequence[SourceDocument],
-        report: IngestReport,
-        seen: dict[str, str],
-    ) -> _SourceWork:
-        work = _SourceWork(record)
-        known = self.manifest.documents_by_id(d.doc_id for d in docs)
-        for doc in docs:
-            owner = seen.get(doc.doc_id) or (
-                known[doc.doc_id].source_path if doc.doc_id in known else record.path
-            )
-            if doc.doc_id in seen or owner != record.path:
-                report.failed.append(
-                    IngestFailure(
-                        record.path,
-                        f"duplicate document id {doc.doc_id!r} (already ingested from {owner}); "
-                        "skipped",
-                    )
-                )
-                continue
-            seen[doc.doc_id] = record.path
-            digest = document_hash(doc)
-            previous = known.get(doc.doc_id)
-            if previous and previous.status == "ready" and previous.content_hash == digest:
-                report.unchanged.append(doc.doc_id)
-                continue
-            work.docs.append(doc)
-            work.hashes[doc.doc_id] = digest
-            if previous is None:
-                work.new_ids.add(doc.doc_id)
-            if previous is None or previous.status != "ready":
-                work.unlinked.add(doc.doc_id)
-        in_source = {d.doc_id for d in docs}
-        work.vanished = [
-            d.doc_id for d in self.manifest.documents(record.path) if d.doc_id not in in_source
-        ]
-        return work
-
     # -- writing ----------------------------------------------------------------------
 
     def _write(
-        self, works: Sequence[_SourceWork], report: IngestReport, show_progress: bool
+        self, works: Sequence[SourceWork], report: IngestReport, show_progress: bool
     ) -> list[tuple[str, str, str]]:
         """Store every planned document; returns ``(chunk_id, doc_id, text)`` written."""
         written: list[tuple[str, str, str]] = []
@@ -334,9 +223,11 @@ class IngestionPipeline:
                 if error is None:
                     try:
                         written.extend(self._write_batch(batch, report))
-                    except LlamaKBError as e:
-                        error = e
+                    except (LlamaKBError, ValueError, TypeError) as e:  # stores raise plain ones
+                        error = e if isinstance(e, LlamaKBError) else LlamaKBError(str(e))
                         down = e if isinstance(e, BackendUnavailable) else None
+                        if down is None:
+                            self._discard_new(batch)
                 if error is not None:
                     for work, doc, _ in batch:
                         work.failed = True
@@ -348,7 +239,7 @@ class IngestionPipeline:
 
     def _write_batch(
         self,
-        batch: Sequence[tuple[_SourceWork, SourceDocument, list[TextChunk]]],
+        batch: Sequence[tuple[SourceWork, SourceDocument, list[TextChunk]]],
         report: IngestReport,
     ) -> list[tuple[str, str, str]]:
         docs = [
@@ -361,6 +252,9 @@ class IngestionPipeline:
         chunks = [c for _, _, cs in batch for c in cs]
         report.chunks_over_window += self.chunker.over_window(chunks)
         vectors = self.embedding.get_text_embedding_batch([embedding_text(c) for c in chunks])
+        problem = vector_problem(vectors, len(chunks))
+        if problem:
+            raise EmbeddingError(f"the embedding model returned {problem}; nothing was stored")
         self.vectors.add(chunks, vectors)
         owned: list = []
         extracted: list = []
@@ -384,6 +278,19 @@ class IngestionPipeline:
         report.chunks_embedded += len(chunks)
         return [(c.chunk_id, c.doc_id, c.text) for c in chunks]
 
+    def _discard_new(
+        self, batch: Sequence[tuple[SourceWork, SourceDocument, list[TextChunk]]]
+    ) -> None:
+        """After a failed batch, remove what its new documents may have left in the stores.
+
+        Changed documents stay ``pending`` and are redone by the next run.
+        """
+        new = [doc.doc_id for work, doc, _ in batch if doc.doc_id in work.new_ids]
+        try:
+            self.remove_documents(new)
+        except LlamaKBError as e:
+            logger.warning("cannot clean up a failed batch (%s); run `llama-kb doctor --repair`", e)
+
     def _missing(self, nodes: Sequence[Any], taken: set[str]) -> list[Any]:
         """Extracted nodes that do not exist yet (existing nodes keep their properties)."""
         fresh = {n.id: n for n in nodes if n.id not in taken}
@@ -398,11 +305,22 @@ class IngestionPipeline:
 
     # -- removing ---------------------------------------------------------------------
 
-    def _remove_vanished(self, works: Sequence[_SourceWork], report: IngestReport) -> None:
+    def _remove_vanished(self, works: Sequence[SourceWork], report: IngestReport) -> None:
         for work in works:
             if work.vanished and not work.failed:
                 self.remove_documents(work.vanished)
                 report.removed.extend(work.vanished)
+
+    def _finish_interrupted_removals(self, report: IngestReport) -> None:
+        """Remove ``pending`` documents whose local source file is gone (a killed prune or
+        removal); pending documents of existing files are redone by the planner."""
+        for path in sorted(self.manifest.pending_sources()):
+            record = self.manifest.source(path)
+            if _local_file_gone(record.location if record and record.location else path):
+                doc_ids = [d.doc_id for d in self.manifest.documents(path)]
+                self.remove_documents(doc_ids)
+                self.manifest.delete_source(path)
+                report.removed.extend(doc_ids)
 
     def _prune(self, source: FilesAdapter, listed: set[str], report: IngestReport) -> None:
         """Remove documents of sources gone from ``source`` (without a root: from disk)."""
@@ -416,13 +334,17 @@ class IngestionPipeline:
                 self.manifest.delete_source(record.path)
                 report.removed.extend(doc_ids)
 
-    def remove_documents(self, doc_ids: Sequence[str]) -> None:
+    def remove_documents(self, doc_ids: Sequence[str], keep_sources: bool = False) -> None:
         """Delete documents everywhere: vectors, chunk and document nodes, manifest.
 
-        A document node that other documents still link to stays as a placeholder.
+        A document node that other documents still link to stays as a placeholder. The
+        documents are marked ``pending`` first, so a killed removal is completed (or redone)
+        by the next run. ``keep_sources`` (for a rebuild) keeps the source records and the
+        stored text of documents added in memory.
         """
         if not doc_ids:
             return
+        self.manifest.mark_removing(doc_ids)
         self._delete_content(doc_ids)
         linked = self.graph.nodes_with_incoming([gm.doc_node_id(d) for d in doc_ids])
         self.graph.delete(
@@ -434,9 +356,8 @@ class IngestionPipeline:
         for label in (gm.ENTITY, gm.SECTION, gm.SYMBOL):
             self.graph.delete_orphan_entities(label=label)
         sources = {d.source_path for d in self.manifest.documents_by_id(doc_ids).values()}
-        self.manifest.delete_documents(doc_ids)
-        for source_path in sources:  # read again next time: "remove, then re-ingest" works
-            self.manifest.delete_source(source_path)
+        # one transaction: sources are read again next time ("remove, then re-ingest")
+        self.manifest.delete_documents(doc_ids, () if keep_sources else sources, keep_sources)
 
     def delete(self, ids: Sequence[str]) -> list[str]:
         """Delete documents by id, and documents added in memory under a ref id in ``ids``.
@@ -450,3 +371,9 @@ class IngestionPipeline:
         doc_ids = sorted(found)
         self.remove_documents(doc_ids)
         return doc_ids
+
+
+def _local_file_gone(source_path: str) -> bool:
+    """True for an absolute local path that no longer exists (never for URLs)."""
+    path = Path(source_path)
+    return path.is_absolute() and not path.exists()

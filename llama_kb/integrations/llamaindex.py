@@ -37,6 +37,7 @@ from llama_kb.errors import DocumentError
 from llama_kb.integrations._options import face_options
 from llama_kb.retrieval.classifier import QueryClassifier
 from llama_kb.retrieval.engine import ContextEngine
+from llama_kb.retrieval.explain import explained_hits
 from llama_kb.retrieval.payload import Fact, FusedContext
 from llama_kb.stores.adapters import adapt_graph_store
 from llama_kb.stores.chroma_vector import ChromaChunkStore
@@ -162,19 +163,24 @@ class UnifiedContextRetriever(BaseRetriever):
     def to_nodes(self, context: FusedContext) -> list[NodeWithScore]:
         """Chunks then (optionally) facts as LlamaIndex nodes."""
         route = context.route.value
-        nodes = [_chunk_node(hit, route) for hit in context.unstructured]
+        explained = explained_hits(context)
+        nodes = [
+            _chunk_node(hit, route, explained.get(hit.chunk_id)) for hit in context.unstructured
+        ]
         if self.include_facts:
             nodes.extend(_fact_node(fact, route) for fact in context.structured_facts)
         return nodes
 
 
-def _chunk_node(hit: SearchHit, route: str) -> NodeWithScore:
+def _chunk_node(hit: SearchHit, route: str, explain: dict[str, Any] | None = None) -> NodeWithScore:
     metadata = {**hit.metadata, "kind": CHUNK_KIND, "doc_id": hit.doc_id}
     path = hit.metadata.get("source_path")
     if path:  # the keys LlamaIndex's file readers set
         metadata.update(file_path=str(path), file_name=Path(str(path)).name)
     metadata.update(ranks=dict(hit.ranks), route=route)
-    hidden = [*HIDDEN_FROM_LLM, "source_path"]
+    if explain is not None:
+        metadata["explain"] = explain
+    hidden = [*HIDDEN_FROM_LLM, "source_path", "explain"]
     node = TextNode(
         id_=hit.chunk_id,
         text=hit.text,
