@@ -1,10 +1,11 @@
 """Fault injection: ``kill -9`` at random points of ingest, prune, remove and rebuild.
 
 Each run changes the source files, starts one operation in a child process and kills it
-with SIGKILL after a random delay (some runs finish first). The next child first does a
-normal run (ingest with prune) and reports every store, which the test checks: no
-document lost or left over, none pending, no duplicated chunk, each document's vectors and
-graph chunks match its manifest chunk count, and no orphans.
+with SIGKILL after a random delay (some runs finish first; the delay window then shrinks to
+that operation's measured duration, so fast and slow machines alike kill most runs mid-way).
+The next child first does a normal run (ingest with prune) and reports every store, which
+the test checks: no document lost or left over, none pending, no duplicated chunk, each
+document's vectors and graph chunks match its manifest chunk count, and no orphans.
 
 Children come from a ``forkserver`` that has llama-kb imported once, so a run costs
 milliseconds of start-up instead of seconds.
@@ -119,6 +120,7 @@ def test_kill_9_at_random_points_loses_nothing(tmp_path: Path) -> None:
 
     killed = 0
     previous = "initial"
+    window = dict.fromkeys(OPS, 0.5)  # seconds; shrinks to each operation's measured duration
     for i in range(RUNS + 1):
         parent, child_end = context.Pipe()
         child = context.Process(target=fault_worker.cycle, args=(kb_dir, docs_dir, child_end))
@@ -133,10 +135,13 @@ def test_kill_9_at_random_points_loses_nothing(tmp_path: Path) -> None:
         op = OPS[i % len(OPS)]
         parent.send((op, corpus.mutate(op)))
         assert parent.recv() == "started"
-        time.sleep(rng.uniform(0, 0.5))
+        started = time.perf_counter()
+        child.join(timeout=rng.uniform(0, window[op]))
         if child.is_alive():
             child.kill()  # SIGKILL
             killed += 1
+        else:  # finished first: aim the next kills of this operation inside its duration
+            window[op] = min(window[op], 0.9 * (time.perf_counter() - started))
         child.join()
         previous = f"run {i} ({op}, exit code {child.exitcode})"
     print(f"{RUNS} runs, {killed} killed mid-way by SIGKILL; every normal run after was sound")
