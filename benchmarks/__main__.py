@@ -1,4 +1,4 @@
-"""``python -m benchmarks {ingest,retrieval,backends} [--dataset DIR] [--out DIR]``."""
+"""``python -m benchmarks {ingest,retrieval,facts,backends} [--dataset DIR] [--out DIR]``."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from benchmarks._common import DEFAULT_DATASET
 def main() -> None:
     """Parse arguments and run one benchmark."""
     parser = argparse.ArgumentParser(prog="python -m benchmarks")
-    parser.add_argument("benchmark", choices=["ingest", "retrieval", "backends"])
+    parser.add_argument("benchmark", choices=["ingest", "retrieval", "facts", "backends"])
     parser.add_argument("--dataset", type=Path, default=DEFAULT_DATASET)
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results"))
     parser.add_argument("--kb", type=Path, help="knowledge base to (re)use for retrieval")
@@ -30,6 +30,10 @@ def main() -> None:
         from benchmarks import backends_bench
 
         backends_bench.run(args.dataset, args.out)
+    elif args.benchmark == "facts":
+        from benchmarks import facts_bench
+
+        facts_bench.run(args.dataset, args.out, kb_dir=args.kb, limit=args.limit)
     elif args.benchmark == "retrieval":
         from benchmarks import retrieval_bench
 

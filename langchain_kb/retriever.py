@@ -19,10 +19,12 @@ from llama_kb.retrieval.payload import FusedContext
 class UnifiedKBRetriever(BaseRetriever):
     """Chunks and graph facts from a llama-kb knowledge base, as LangChain ``Document`` s.
 
-    Returns at most ``k`` documents: the best chunks (``metadata["kind"] == "chunk"``,
-    with ``doc_id``, ``score``, ``ranks``, ``route``) and, when the graph found facts and
-    ``k > 1``, one last document holding them (``kind == "facts"``, one fact per line,
-    the triples in ``metadata["facts"]``).
+    ``k`` bounds the passages (it is the core's ``top_k``): at most ``k`` chunk documents
+    (``metadata["kind"] == "chunk"``, with ``doc_id``, ``score``, ``ranks``, ``route``).
+    With ``include_facts=True``, one more document holds the facts (``kind == "facts"``,
+    one fact per line with its evidence, the facts in ``metadata["facts"]``), at most
+    ``max_facts`` of them (``search_kwargs``). ``min_score`` filters passages and facts
+    alike; every ``score`` is in [0, 1].
 
     Example:
         >>> retriever = UnifiedKBRetriever(kb=kb, k=4)  # doctest: +SKIP
@@ -36,7 +38,8 @@ class UnifiedKBRetriever(BaseRetriever):
     engine: ContextEngine | None = None
     k: int = Field(default=4, gt=0)
     """Number of documents to return."""
-    include_facts: bool = True
+    include_facts: bool = False
+    """Append one ``kind == "facts"`` document after the ``k`` passages."""
     search_kwargs: dict[str, Any] = Field(default_factory=dict)
     """Other retrieval options: ``route``, ``filters``, ``min_score``, ``max_cost``, ..."""
 
@@ -78,11 +81,11 @@ class UnifiedKBRetriever(BaseRetriever):
         return to_documents(context, k, self.include_facts)
 
 
-def to_documents(context: FusedContext, k: int, include_facts: bool = True) -> list[Document]:
-    """Convert a fused context into at most ``k`` LangChain documents (see the retriever)."""
+def to_documents(context: FusedContext, k: int, include_facts: bool = False) -> list[Document]:
+    """At most ``k`` passage documents, then one facts document if asked (see the retriever)."""
     route = context.route.value
-    with_facts = include_facts and bool(context.structured_facts) and k > 1
-    chunks = context.unstructured[: k - 1 if with_facts else k]
+    with_facts = include_facts and bool(context.structured_facts)
+    chunks = context.unstructured[:k]
     documents = [
         Document(
             id=hit.chunk_id,
@@ -107,7 +110,7 @@ def to_documents(context: FusedContext, k: int, include_facts: bool = True) -> l
                     "facts": [f.to_dict() for f in context.structured_facts],
                     "entities": list(context.entities),
                     "route": route,
-                    "score": max(1.0 / (1.0 + f.path_cost) for f in context.structured_facts),
+                    "score": max(f.score for f in context.structured_facts),
                 },
             )
         )

@@ -15,7 +15,7 @@ from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_kb.config import KBConfig
 from llama_kb.embeddings import embedding_fingerprint, resolve_embedding
 from llama_kb.errors import KnowledgeBaseError
-from llama_kb.ingest.extractors import GraphExtractor, StructureExtractor
+from llama_kb.ingest.extractors import GraphExtractor, default_extractors
 from llama_kb.ingest.manifest import Manifest
 from llama_kb.ingest.pipeline import IngestionPipeline
 from llama_kb.knowledge import (
@@ -95,7 +95,8 @@ class KnowledgeBase:
             config: Settings; default: embedded stores with default chunking.
             embedding: A LlamaIndex ``BaseEmbedding`` or LangChain ``Embeddings``;
                 default: the bundled offline all-MiniLM-L6-v2.
-            extractors: Graph extractors; default: headings and links (no LLM).
+            extractors: Graph extractors; default: headings and links, typed facts from
+                sentences (spaCy) and from records (no LLM).
             create: Create the directory when missing; with ``False`` a missing
                 knowledge base raises :class:`KnowledgeBaseError`.
 
@@ -124,7 +125,7 @@ class KnowledgeBase:
         vectors = open_vector_store(config, root)
         graph = open_graph_store(config, root)
         manifest = Manifest(root / "manifest.sqlite")
-        chosen = [StructureExtractor()] if extractors is None else list(extractors)
+        chosen = default_extractors() if extractors is None else list(extractors)
         return cls(config, embed, vectors, graph, manifest, chosen)
 
     @classmethod

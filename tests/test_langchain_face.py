@@ -52,15 +52,19 @@ class TestUnifiedKBRetrieverStandard(RetrieversIntegrationTests):
 
 
 def test_documents_carry_kind_and_provenance(example_kb: KnowledgeBase):
-    retriever = UnifiedKBRetriever(kb=example_kb, k=4)
+    retriever = UnifiedKBRetriever(
+        kb=example_kb, k=3, include_facts=True, search_kwargs={"max_facts": 4}
+    )
     docs = retriever.invoke("What is the relationship between the Graph Updater and its owner?")
-    assert len(docs) == 4
     chunks, facts = docs[:-1], docs[-1]
+    assert len(chunks) == 3  # k bounds the passages; the facts come in one more document
     for doc in chunks:
         assert doc.metadata["kind"] == "chunk"
         assert {"doc_id", "score", "route", "ranks"} <= set(doc.metadata)
     assert facts.metadata["kind"] == "facts"
-    assert facts.metadata["facts"] and "--MENTIONS-->" in facts.page_content
+    assert 0 < len(facts.metadata["facts"]) <= 4  # max_facts bounds the facts
+    assert "--MENTIONS-->" not in facts.page_content  # structural edges are not answers
+    assert 0.0 <= facts.metadata["score"] <= 1.0
 
 
 def test_k_kwarg_and_semantic_route_without_facts(example_kb: KnowledgeBase):

@@ -25,7 +25,7 @@ from llama_kb import graph_model as gm
 from llama_kb.config import ChunkingConfig
 from llama_kb.errors import BackendUnavailable, DocumentError, LlamaKBError
 from llama_kb.ingest.chunking import chunk_document
-from llama_kb.ingest.extractors import GraphExtractor
+from llama_kb.ingest.extractors import GraphExtractor, GraphFragment
 from llama_kb.ingest.linking import mention_relations
 from llama_kb.ingest.manifest import Manifest, SourceRecord
 from llama_kb.ingest.readers import read_path
@@ -266,8 +266,9 @@ class IngestionPipeline:
             owned.extend(gm.chunk_node(c) for c in doc_chunks)
             doc_node = gm.doc_node_id(doc.doc_id)
             relations.extend(gm.relation(c.chunk_id, gm.PART_OF, doc_node, 0.0) for c in doc_chunks)
-            for extractor in self.extractors:
-                fragment = extractor.extract(doc, doc_chunks)
+        items = [(doc, doc_chunks) for _, doc, doc_chunks in batch]
+        for extractor in self.extractors:
+            for fragment in _extract_all(extractor, items):
                 extracted.extend(fragment.nodes)
                 relations.extend(fragment.relations)
         self.graph.upsert_nodes(owned + self._missing(extracted, {n.id for n in owned}))
@@ -361,6 +362,16 @@ class IngestionPipeline:
             )
             relations.extend(mention_relations(old_chunks, fresh))
         self.graph.upsert_relations(relations)
+
+
+def _extract_all(
+    extractor: GraphExtractor, items: Sequence[tuple[SourceDocument, list[TextChunk]]]
+) -> list[GraphFragment]:
+    """Run ``extractor`` over a batch, through its ``extract_batch`` when it has one."""
+    batched = getattr(extractor, "extract_batch", None)
+    if callable(batched):
+        return list(batched(items))
+    return [extractor.extract(doc, chunks) for doc, chunks in items]
 
 
 def _batches(

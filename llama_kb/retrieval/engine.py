@@ -9,7 +9,13 @@ Per query:
    Personalized PageRank over the chunk–name graph seeded by the query's entities (and, for
    hybrid, by the top hits), then add a small share of the dense+BM25 score;
 4. refine (hybrid): the documents of the top chunks seed a second graph deep-dive;
-5. return a :class:`FusedContext` with both kinds of context, provenance and a trace.
+5. rank facts (every route): typed facts about the linked entities and from the top passages,
+   plus facts reached by traversal, scored by relevance (:mod:`.fact_ranking`); structural
+   edges only with ``include_structural``;
+6. return a :class:`FusedContext` with both kinds of context, provenance and a trace.
+
+Scores are in [0, 1] for passages (the route's fused score over its largest possible value)
+and facts (:mod:`.fact_ranking`); ``min_score`` drops both below it.
 
 A failing backend degrades the result (named in ``trace["degraded"]``) unless ``strict``.
 """
@@ -30,6 +36,7 @@ from llama_kb.config import QueryOptions, RankingConfig
 from llama_kb.errors import LlamaKBError, QueryError
 from llama_kb.names import candidate_spans
 from llama_kb.retrieval.classifier import HeuristicClassifier, QueryClassifier
+from llama_kb.retrieval.fact_ranking import FactRanker, merge_ranked
 from llama_kb.retrieval.facts import graph_facts, merge_facts
 from llama_kb.retrieval.fuzzy_names import FuzzyNameLinker
 from llama_kb.retrieval.index import IndexSnapshot, RetrievalIndex, top_rows
@@ -52,6 +59,7 @@ class _Plan:
     snapshot: IndexSnapshot | None = None
     mask: np.ndarray | None = None
     entity_ids: list[str] = field(default_factory=list)
+    query_vector: list[float] | None = None
     classification: Classification | None = None
     trace: dict[str, Any] = field(default_factory=dict)
     degraded: list[str] = field(default_factory=list)
@@ -86,6 +94,7 @@ class ContextEngine:
         self.ranking = ranking or RankingConfig()
         self.index = RetrievalIndex(vectors, graph, title_pull=self.ranking.title_pull)
         self._fuzzy: tuple[IndexSnapshot, FuzzyNameLinker] | None = None
+        self.fact_ranker = FactRanker(embedding, self.ranking)
 
     # -- public -----------------------------------------------------------------------
 
@@ -94,10 +103,11 @@ class ContextEngine:
 
         Args:
             query: The question or keywords.
-            **options: ``top_k``, ``min_score`` (on the fused score), ``filters``
+            **options: ``top_k`` (passages), ``max_facts`` (facts), ``min_score`` (in
+                [0, 1], on passages and facts alike), ``filters``
                 (``{"field": value or [values]}``), ``route`` (force one),
                 ``max_cost`` / ``max_hops`` / ``max_nodes`` (graph traversal budget),
-                ``max_facts``, ``strict`` (raise instead of degrading).
+                ``include_structural``, ``strict`` (raise instead of degrading).
 
         Raises:
             QueryError: Empty query or invalid options.
@@ -209,6 +219,7 @@ class ContextEngine:
         started = time.perf_counter()
         try:
             vector = self.embedding.get_query_embedding(plan.query)
+            plan.query_vector = list(vector)
             hits = self.vectors.query(vector, self._candidates(plan), plan.options.filters)
         except Exception as e:
             self._degrade(plan, "vector", e)
@@ -241,7 +252,7 @@ class ContextEngine:
                 opts.max_cost,
                 opts.max_hops,
                 opts.max_nodes,
-                opts.max_facts,
+                opts.max_facts * 3,
             )
         except Exception as e:
             self._degrade(plan, "graph", e)
@@ -258,7 +269,10 @@ class ContextEngine:
         snapshot = plan.snapshot
         if snapshot is None:
             hits = dense[: plan.options.top_k]
-            hits = [replace(h, ranks={"vector": i}) for i, h in enumerate(hits, 1)]
+            hits = [
+                replace(h, ranks={"vector": i}, score=min(1.0, max(0.0, h.score)))
+                for i, h in enumerate(hits, 1)
+            ]
         elif route is Route.SEMANTIC:
             hits = self._rank_semantic(plan, snapshot, dense, lexical)
         else:
@@ -271,9 +285,10 @@ class ContextEngine:
                 if h.chunk_id in snapshot.row_of
             ]
             refined = [e for e in dict.fromkeys(refined) if e not in plan.entity_ids]
-            facts = merge_facts(facts, self._facts(plan, refined), plan.options.max_facts)
+            facts = merge_facts(facts, self._facts(plan, refined), plan.options.max_facts * 3)
         if plan.options.min_score is not None:
             hits = [h for h in hits if h.score >= plan.options.min_score]
+        facts = self._rank_facts(plan, hits, facts)
         plan.trace["refined_entities"] = refined
         plan.trace["total_ms"] = _ms(plan.started)
         if plan.degraded:
@@ -288,6 +303,35 @@ class ContextEngine:
             entities=[names.get(e, e) for e in entity_ids],
             trace=plan.trace,
         )
+
+    def _rank_facts(self, plan: _Plan, hits: list[SearchHit], traversed: list[Fact]) -> list[Fact]:
+        """Typed facts near the query's entities and passages, best first (see
+        :mod:`.fact_ranking`); structural edges only with ``include_structural``."""
+        snapshot = plan.snapshot
+        if snapshot is None:
+            return []
+        started = time.perf_counter()
+        opts = plan.options
+        extra = [f for f in traversed if opts.include_structural or not f.structural]
+        try:
+            table = self.fact_ranker.table(snapshot, self.graph)
+            entities = {e: snapshot.names.get(e, e) for e in plan.entity_ids}
+            ranked = self.fact_ranker.rank(
+                plan.query,
+                plan.query_vector,
+                table,
+                entities,
+                hits[: self.ranking.fact_hits],
+                extra,
+            )
+        except Exception as e:
+            self._degrade(plan, "facts", e)
+            ranked = sorted(extra, key=lambda f: f.path_cost)
+        facts = merge_ranked(ranked, opts.max_facts, opts.min_score)
+        timing = plan.trace.setdefault("retrievers", {}).setdefault("facts", {"ms": 0.0})
+        timing["ms"] = round(timing["ms"] + _ms(started), 3)
+        timing["returned"] = len(facts)
+        return facts
 
     # -- ranking ----------------------------------------------------------------------
 
@@ -307,7 +351,11 @@ class ContextEngine:
             for row, rank in _rank_of(lexical, plan.mask, depth).items():
                 ranks.setdefault(snapshot.chunk_ids[row], {})["bm25"] = rank
         rrf_k = self.ranking.rrf_k
-        fused = {c: sum(1.0 / (rrf_k + r) for r in rs.values()) for c, rs in ranks.items()}
+        best = 2.0 / (rrf_k + 1)  # rank 1 in both lists
+        fused = {
+            c: min(1.0, sum(1.0 / (rrf_k + r) for r in rs.values()) / best)
+            for c, rs in ranks.items()
+        }
         order = sorted(fused, key=lambda c: (-fused[c], c))[: plan.options.top_k]
         return [self._hit(snapshot, c, fused[c], ranks[c]) for c in order]
 
@@ -355,11 +403,14 @@ class ContextEngine:
         }
         peak = walk.max()
         final = (walk / peak if peak > 0 else walk) + ranking.base_share * base
+        ceiling = 1.0 + ranking.base_share
         if len(plan.entity_ids) > 1:
             # a chunk that ties together several of the query's entities answers how they
             # relate; PPR alone ranks every chunk of an entity's document alike
             covered = snapshot.graph.coverage(plan.entity_ids)
             final += ranking.coverage_bonus * np.maximum(covered - 1, 0)
+            ceiling += ranking.coverage_bonus * (len(plan.entity_ids) - 1)
+        final = np.clip(final / ceiling, 0.0, 1.0)
         order = top_rows(final, plan.options.top_k, plan.mask)
         dense_rank = {h.chunk_id: i for i, h in enumerate(dense, 1)}
         lexical_rank = _rank_of(lexical, plan.mask) if lexical is not None else {}

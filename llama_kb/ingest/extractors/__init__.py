@@ -1,17 +1,35 @@
 """Pluggable graph extractors: turn a document and its chunks into nodes and relations.
 
-The default, :class:`StructureExtractor`, needs no LLM: it uses headings and links.
+The defaults need no LLM: :class:`StructureExtractor` (headings and links, structural edges),
+:class:`SentenceRelationExtractor` (typed facts from sentences, spaCy) and
+:class:`RecordExtractor` (typed facts from tables, key-value lines, front matter, JSON).
 Mentions of names already in the graph are added by :mod:`llama_kb.ingest.linking`
 once per run, so they also reach chunks ingested before the name existed.
 :class:`LlamaIndexExtractor` runs any LlamaIndex KG extractor (e.g. ``SimpleLLMPathExtractor``).
 
 Modules: ``base`` (the :class:`GraphExtractor` protocol and :class:`GraphFragment`),
-``structure`` (headings and links) and ``llm`` (the LlamaIndex adapter). They may import the
-ground floor, :mod:`llama_kb.graph_model`, LlamaIndex core and sibling ingest modules.
+``structure`` (headings and links), ``sentences``, ``records`` and ``llm`` (the LlamaIndex
+adapter). They may import the ground floor, :mod:`llama_kb.graph_model`, LlamaIndex core and
+sibling ingest modules.
 """
 
 from llama_kb.ingest.extractors.base import GraphExtractor, GraphFragment
 from llama_kb.ingest.extractors.llm import LlamaIndexExtractor
+from llama_kb.ingest.extractors.records import RecordExtractor
+from llama_kb.ingest.extractors.sentences import SentenceRelationExtractor
 from llama_kb.ingest.extractors.structure import StructureExtractor
 
-__all__ = ["GraphExtractor", "GraphFragment", "LlamaIndexExtractor", "StructureExtractor"]
+__all__ = [
+    "GraphExtractor",
+    "GraphFragment",
+    "LlamaIndexExtractor",
+    "RecordExtractor",
+    "SentenceRelationExtractor",
+    "StructureExtractor",
+    "default_extractors",
+]
+
+
+def default_extractors() -> list[GraphExtractor]:
+    """The offline extractors used when none are given: structure, sentences, records."""
+    return [StructureExtractor(), SentenceRelationExtractor(), RecordExtractor()]
