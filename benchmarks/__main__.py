@@ -1,4 +1,4 @@
-"""``python -m benchmarks {ingest,retrieval,facts,backends} [--dataset DIR] [--out DIR]``."""
+"""``python -m benchmarks {ingest,retrieval,facts,backends,mcp,import,observability} ...``."""
 
 from __future__ import annotations
 
@@ -12,7 +12,10 @@ from benchmarks._common import DEFAULT_DATASET
 def main() -> None:
     """Parse arguments and run one benchmark."""
     parser = argparse.ArgumentParser(prog="python -m benchmarks")
-    parser.add_argument("benchmark", choices=["ingest", "retrieval", "facts", "backends"])
+    parser.add_argument(
+        "benchmark",
+        choices=["ingest", "retrieval", "facts", "backends", "mcp", "import", "observability"],
+    )
     parser.add_argument("--dataset", type=Path, default=DEFAULT_DATASET)
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results"))
     parser.add_argument("--kb", type=Path, help="knowledge base to (re)use for retrieval")
@@ -34,6 +37,20 @@ def main() -> None:
         from benchmarks import facts_bench
 
         facts_bench.run(args.dataset, args.out, kb_dir=args.kb, limit=args.limit)
+    elif args.benchmark == "observability":
+        from benchmarks import observability_bench
+
+        if args.kb is None:
+            parser.error("observability needs --kb (an ingested copy of the dataset)")
+        observability_bench.run(args.dataset, args.out, args.kb, limit=args.limit)
+    elif args.benchmark == "mcp":
+        from benchmarks import mcp_bench
+
+        mcp_bench.run(args.dataset, args.out)
+    elif args.benchmark == "import":
+        from benchmarks import import_bench
+
+        import_bench.run(args.out)
     elif args.benchmark == "retrieval":
         from benchmarks import retrieval_bench
 

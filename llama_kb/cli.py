@@ -1,4 +1,8 @@
-"""The ``llama-kb`` command line."""
+"""The ``llama-kb`` command line.
+
+Every command takes ``--json`` (machine-readable output, errors included); heavy modules are
+imported when a command runs, so ``llama-kb --version`` and ``--help`` answer at once.
+"""
 
 from __future__ import annotations
 
@@ -7,12 +11,13 @@ import json
 import logging
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from llama_kb import knowledge_cli as knowledge_commands
-from llama_kb.config import DEFAULT_KB_DIR, KBConfig
+from llama_kb import __version__
 from llama_kb.errors import LlamaKBError
-from llama_kb.knowledge_base import KnowledgeBase
+
+if TYPE_CHECKING:
+    from llama_kb.knowledge_base import KnowledgeBase
 
 EXIT_OK, EXIT_FAILURES, EXIT_USER_ERROR = 0, 1, 2
 
@@ -22,6 +27,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="llama-kb", description="One retriever over your documents and their knowledge graph."
     )
+    from llama_kb import knowledge_cli as knowledge_commands
+    from llama_kb.config import DEFAULT_KB_DIR
+
+    parser.add_argument("--version", action="version", version=f"llama-kb {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress details")
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -48,22 +57,57 @@ def build_parser() -> argparse.ArgumentParser:
     query.add_argument("--top-k", type=int, default=5)
     query.add_argument("--route", choices=["semantic", "factual", "hybrid"], help="force a route")
     query.add_argument("--json", action="store_true", help="print the fused context as JSON")
-    query.add_argument("--explain", action="store_true", help="show how the query was answered")
+    query.add_argument(
+        "--explain", action="store_true", help="show each candidate's scores, ranks and fate"
+    )
 
     stats = with_kb(sub.add_parser("stats", help="what the knowledge base holds"))
     stats.add_argument("--json", action="store_true", help="print JSON")
-    with_kb(sub.add_parser("doctor", help="check the configured backends and say how to fix them"))
+    doctor = with_kb(
+        sub.add_parser("doctor", help="check the configured backends and say how to fix them")
+    )
+    doctor.add_argument("--json", action="store_true", help="print the checks as JSON")
+    doctor.add_argument(
+        "--repair", action="store_true", help="remove orphaned vectors, graph nodes and rows"
+    )
     knowledge_commands.add_parsers(sub, with_kb)
+
+    mcp = with_kb(sub.add_parser("mcp", help="serve the KB and agent graph over MCP (stdio)"))
+    mcp.add_argument("--workspace", default="default", help="workspace of new concepts")
+    mcp.add_argument(
+        "--link",
+        action="append",
+        default=[],
+        metavar="WORKSPACE",
+        help="another workspace traversal may enter (repeatable)",
+    )
+    mcp.add_argument("--context-size", type=int, default=100, help="active context LRU size")
+    mcp.add_argument("--agent", metavar="YAML", help="serve an agent's knowledge (seed 004)")
+    mcp.add_argument("--http", type=int, metavar="PORT", help="streamable HTTP on 127.0.0.1")
+    mcp.add_argument("--git", action="store_true", help="mirror commits into <kb>/agent_git")
+
+    boot = with_kb(sub.add_parser("bootstrap", help="describe a project tree in the agent graph"))
+    boot.add_argument("directory")
+    boot.add_argument("--workspace", default="default")
+    boot.add_argument("--max-files", type=int, default=5000)
+    boot.add_argument("--json", action="store_true", help="print the commit as JSON")
+    boot.add_argument("--git", action="store_true", help="mirror the commit into <kb>/agent_git")
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit code (0 ok, 1 some inputs failed, 2 user error)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv == ["--version"]:  # answered before the parser imports the knowledge commands
+        print(f"llama-kb {__version__}")
+        return EXIT_OK
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING)
     try:
-        return _COMMANDS[args.command](args)
+        return _command(args.command)(args)
     except LlamaKBError as e:
+        if getattr(args, "json", False):
+            _print_json({"error": str(e), "type": type(e).__name__})
         print(f"llama-kb: error: {e}", file=sys.stderr)
         return EXIT_USER_ERROR
     except KeyboardInterrupt:
@@ -72,6 +116,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _open(args: argparse.Namespace, create: bool = False) -> KnowledgeBase:
+    from llama_kb.config import KBConfig
+    from llama_kb.knowledge_base import KnowledgeBase
+
     return KnowledgeBase.open(config=KBConfig.from_env(args.kb), create=create)
 
 
@@ -95,7 +142,11 @@ def _ingest(args: argparse.Namespace) -> int:
 
 def _query(args: argparse.Namespace) -> int:
     with _open(args) as kb:
-        context = kb.retrieve(args.text, top_k=args.top_k, route=args.route)
+        if args.explain:
+            explanation = kb.explain(args.text, top_k=args.top_k, route=args.route)
+            context = explanation.context
+        else:
+            context = kb.retrieve(args.text, top_k=args.top_k, route=args.route)
     if args.json:
         _print_json(context.to_dict())
         return EXIT_OK
@@ -111,8 +162,10 @@ def _query(args: argparse.Namespace) -> int:
         for fact in context.structured_facts:
             print(f"  - {fact.render()}  (cost {fact.path_cost:g})")
     if args.explain:
-        print("trace:")
-        _print_json(context.trace)
+        print()
+        print(explanation.table())
+        stages = ", ".join(f"{s['name']} {s['ms']:g}" for s in context.trace["stages"])
+        print(f"stages (ms): {stages}; total {context.trace['total_ms']:g}")
     return EXIT_OK
 
 
@@ -128,11 +181,53 @@ def _stats(args: argparse.Namespace) -> int:
 
 
 def _doctor(args: argparse.Namespace) -> int:
-    from llama_kb.doctor import format_report, run_checks
+    from dataclasses import asdict
 
-    checks = run_checks(KBConfig.from_env(args.kb))
-    print(format_report(checks))
-    return EXIT_OK if all(check.ok for check in checks) else EXIT_FAILURES
+    from llama_kb.config import KBConfig
+    from llama_kb.doctor import check_extras, check_integrity, format_report, run_checks
+
+    config = KBConfig.from_env(args.kb)
+    checks = run_checks(config)
+    if all(check.ok for check in checks):  # the stores are reachable: look inside them
+        checks.append(check_integrity(config, repair=args.repair))
+    checks.append(check_extras())
+    ok = all(check.ok for check in checks)
+    if args.json:
+        _print_json({"ok": ok, "checks": [asdict(check) for check in checks]})
+    else:
+        print(format_report(checks))
+    return EXIT_OK if ok else EXIT_FAILURES
+
+
+def _mcp(args: argparse.Namespace) -> int:
+    from llama_kb.integrations.mcp_server import serve
+
+    serve(args.kb, args.workspace, args.link, args.context_size, args.agent, args.http, args.git)
+    return EXIT_OK
+
+
+def _bootstrap(args: argparse.Namespace) -> int:
+    from llama_kb.agent_graph import AgentGraph, bootstrap
+
+    with _open(args, create=True) as kb:
+        graph = AgentGraph.open(
+            kb, git=args.git, workspace=args.workspace, author="llama-kb bootstrap"
+        )
+        try:
+            result = bootstrap(graph, args.directory, max_files=args.max_files)
+        finally:
+            graph.close()
+    if args.json:
+        _print_json(result.model_dump())
+    elif result.commit is None:
+        print("nothing changed")
+    else:
+        c = result.commit
+        print(
+            f"commit {c.id}: {c.message} (nodes +{len(c.nodes_added)} ~{len(c.nodes_changed)}"
+            f" -{len(c.nodes_removed)}, relations +{len(c.relations_added)})"
+        )
+    return EXIT_OK
 
 
 def _print_json(data: Any) -> None:
@@ -144,8 +239,18 @@ _COMMANDS = {
     "query": _query,
     "stats": _stats,
     "doctor": _doctor,
-    **knowledge_commands.COMMANDS,
+    "mcp": _mcp,
+    "bootstrap": _bootstrap,
 }
+
+
+def _command(name: str) -> Any:
+    """The handler of sub-command ``name`` (the knowledge commands load on demand)."""
+    if name in _COMMANDS:
+        return _COMMANDS[name]
+    from llama_kb import knowledge_cli
+
+    return knowledge_cli.COMMANDS[name]
 
 
 if __name__ == "__main__":

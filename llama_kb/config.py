@@ -10,7 +10,7 @@ import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
 
@@ -98,6 +98,9 @@ class QueryOptions(_Model):
         description="also return structural edges (MENTIONS, LINKS_TO, IN_SECTION) as facts",
     )
     strict: bool = Field(default=False, description="raise instead of degrading")
+    explain: bool = Field(
+        default=False, description="record every candidate's score parts in trace['explain']"
+    )
 
 
 class RankingConfig(_Model):
@@ -156,6 +159,48 @@ class RankingConfig(_Model):
         return self
 
 
+class LimitsConfig(_Model):
+    """Resource limits on ingested input; anything above a limit is refused and reported.
+
+    Attributes:
+        max_file_bytes: Largest file read (bytes on disk).
+        max_decompressed_bytes: Largest decompressed content of a ``.docx`` or ``.pdf``
+            (the zip-bomb guard); also the largest single compressed stream in a PDF.
+        max_compression_ratio: Highest decompressed/compressed ratio of a ``.docx`` archive.
+        max_text_chars: Longest text of one document, in characters.
+        max_json_depth: Deepest nesting of arrays and objects in one JSON record.
+        max_records_per_file: Most records (JSONL lines) read from one file.
+        follow_symlinks_outside: Follow symbolic links that lead outside the walked directory.
+    """
+
+    max_file_bytes: int = Field(default=100 * 2**20, gt=0)
+    max_decompressed_bytes: int = Field(default=200 * 2**20, gt=0)
+    max_compression_ratio: float = Field(default=200.0, gt=1)
+    max_text_chars: int = Field(default=5_000_000, gt=0)
+    max_json_depth: int = Field(default=64, gt=0)
+    max_records_per_file: int = Field(default=1_000_000, gt=0)
+    follow_symlinks_outside: bool = False
+
+
+class SecretsConfig(_Model):
+    """Secret scanning of ingested documents and loaded knowledge.
+
+    Modes: ``off`` (no scan), ``warn`` (ingest, report a warning), ``redact`` (replace each
+    secret with ``[REDACTED:<type>]``, report a warning), ``reject`` (refuse the input and
+    report a failure). Reports name the file, line and secret type, never the secret.
+
+    Attributes:
+        documents: Mode for files ingested with ``kb.ingest``.
+        knowledge: Mode for ``kb.load_knowledge`` items (``redact`` rejects there too: a
+            knowledge item is structured data that is not safe to rewrite).
+        entropy: Also flag quoted high-entropy strings (detect-secrets' entropy plugins).
+    """
+
+    documents: Literal["off", "warn", "redact", "reject"] = "redact"
+    knowledge: Literal["off", "warn", "redact", "reject"] = "reject"
+    entropy: bool = True
+
+
 class KBConfig(_Model):
     """Everything needed to open a knowledge base.
 
@@ -169,6 +214,8 @@ class KBConfig(_Model):
         retrieval: Query-time defaults (:class:`QueryOptions`).
         ranking: Ranking weights (:class:`RankingConfig`).
         embed_batch_size: Texts embedded per model call during ingestion.
+        limits: Resource limits on ingested input (:class:`LimitsConfig`).
+        secrets: Secret scanning modes (:class:`SecretsConfig`).
     """
 
     path: Path = Path(DEFAULT_KB_DIR)
@@ -182,6 +229,8 @@ class KBConfig(_Model):
     retrieval: QueryOptions = QueryOptions()
     ranking: RankingConfig = RankingConfig()
     embed_batch_size: int = Field(default=64, gt=0)
+    limits: LimitsConfig = LimitsConfig()
+    secrets: SecretsConfig = SecretsConfig()
 
     @model_validator(mode="after")
     def _one_graph_server(self) -> KBConfig:

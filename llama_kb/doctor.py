@@ -3,6 +3,8 @@
 Checks only read: the knowledge base directory is writable (embedded stores), a Chroma
 server answers its heartbeat, a FalkorDB server answers and has the graph module, a Neo4j
 server accepts the credentials and has APOC. Nothing is created or written on servers.
+:func:`check_integrity` opens an existing knowledge base and reports orphans (damaged store
+files fail it); only with ``repair`` (``llama-kb doctor --repair``) does it remove them.
 
 Example:
     >>> from llama_kb.doctor import format_report, run_checks
@@ -11,6 +13,7 @@ Example:
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import sqlite3
 import tempfile
@@ -21,7 +24,17 @@ from pathlib import Path
 from llama_kb.config import ChromaServerConfig, FalkorDBConfig, KBConfig, Neo4jConfig
 from llama_kb.errors import BackendUnavailable, LlamaKBError, MissingDependencyError
 
-__all__ = ["Check", "format_report", "run_checks"]
+__all__ = ["EXTRAS", "Check", "check_extras", "format_report", "run_checks"]
+
+EXTRAS: dict[str, tuple[str, ...]] = {
+    "neo4j": ("neo4j", "llama_index.graph_stores.neo4j"),
+    "falkordb": ("falkordb", "redis", "llama_index.graph_stores.falkordb"),
+    "openai": ("llama_index.llms.openai", "llama_index.embeddings.openai"),
+    "yaml": ("yaml",),
+    "mcp": ("mcp",),
+    "notebooks": ("networkx", "matplotlib", "ipykernel"),
+}
+"""Optional extra -> the modules it provides (``pip install 'llama-kb[extra]'``)."""
 
 NEO4J_MIN_VERSION = (5, 23)
 """LlamaIndex's Neo4j store writes with Cypher subquery syntax introduced in Neo4j 5.23."""
@@ -51,7 +64,8 @@ def run_checks(config: KBConfig) -> list[Check]:
         config: The configuration to check (e.g. ``KBConfig.from_env()``).
 
     Returns:
-        One :class:`Check` for the directory, one for vectors, one for the graph.
+        One :class:`Check` for the directory, one for vectors, one for the graph (the CLI
+        adds :func:`check_extras`).
     """
     root = config.path.expanduser()
     checks = [_guarded("knowledge base directory", lambda: _check_directory(root))]
@@ -69,6 +83,44 @@ def run_checks(config: KBConfig) -> list[Check]:
     else:
         checks.append(_guarded("graph (embedded SQLite)", lambda: _check_sqlite(root)))
     return checks
+
+
+def check_integrity(config: KBConfig, repair: bool = False) -> Check:
+    """Open the knowledge base and look for orphans (and, with ``repair``, remove them).
+
+    A damaged store file fails the check with the recovery hint; a directory that is no
+    knowledge base yet passes.
+    """
+    from llama_kb.knowledge_base import KB_FILE, KnowledgeBase
+
+    name = "stores integrity"
+    if not (config.path.expanduser() / KB_FILE).is_file():
+        return Check(name, True, "no knowledge base yet")
+
+    def check() -> Check:
+        with KnowledgeBase.open(config=config, create=False) as kb:
+            report = kb.repair(dry_run=not repair)
+        if report.ok or report.repaired:
+            return Check(name, True, report.summary())
+        return Check(name, False, report.summary(), "run `llama-kb doctor --repair`")
+
+    return _guarded(name, check)
+
+
+def check_extras() -> Check:
+    """Which optional extras are installed: a finding, never an error.
+
+    Missing extras are fine unless the configuration uses them; the backend checks then
+    fail with the ``pip install`` that fixes it.
+    """
+    installed: list[str] = []
+    missing: list[str] = []
+    for extra, modules in EXTRAS.items():
+        (installed if all(_importable(m) for m in modules) else missing).append(extra)
+    detail = f"installed: {', '.join(installed) or 'none'}"
+    if missing:
+        detail += f"; not installed: {', '.join(missing)} (pip install 'llama-kb[<extra>]')"
+    return Check("optional extras", True, detail)
 
 
 def format_report(checks: list[Check]) -> str:
@@ -95,6 +147,19 @@ def _guarded(name: str, check: Callable[[], Check]) -> Check:
         return Check(name, False, f"the optional package {e.package!r} is not installed", fix)
     except (LlamaKBError, OSError) as e:
         return Check(name, False, str(e), "see the message")
+    except ImportError as e:  # an extra's package is missing or broken
+        extra = next((x for x, mods in EXTRAS.items() if e.name and e.name in mods), None)
+        fix = f"pip install 'llama-kb[{extra}]'" if extra else "reinstall llama-kb"
+        return Check(name, False, f"cannot import {e.name or 'a dependency'}: {e}", fix)
+    except Exception as e:  # a diagnostic tool reports, it does not crash
+        return Check(name, False, f"unexpected {type(e).__name__}: {e}", "run with -v; report it")
+
+
+def _importable(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):  # a missing parent package
+        return False
 
 
 def _failure(error: LlamaKBError) -> str:

@@ -7,6 +7,7 @@ anything the library raises on purpose::
     ├── ConfigurationError      invalid settings, a missing optional extra
     │   └── MissingDependencyError
     ├── KnowledgeBaseError      a directory that is not a knowledge base, a mismatched embedding
+    │   └── CorruptStoreError   a store file (manifest, Chroma, graph DB) is damaged
     ├── DocumentError           one input (file, JSONL line, knowledge item) that cannot be used
     ├── EmbeddingError          the embedding model cannot be loaded or fails
     ├── BackendError            a vector or graph store misbehaves
@@ -43,6 +44,22 @@ class MissingDependencyError(ConfigurationError, ImportError):
 
 class KnowledgeBaseError(LlamaKBError):
     """A knowledge base directory is unusable (not a KB, incompatible settings)."""
+
+
+class CorruptStoreError(KnowledgeBaseError):
+    """A store file is damaged; nothing was written to it.
+
+    ``store`` names the store (``"manifest"``, ``"vectors (embedded Chroma)"``, ...) and
+    ``path`` its file or directory; the message says how to recover.
+    """
+
+    def __init__(self, store: str, path: str, cause: str) -> None:
+        self.store = store
+        self.path = path
+        super().__init__(
+            f"the {store} at {path} is corrupt ({cause}). Nothing was changed. Restore it from "
+            f"a backup, or move the knowledge base directory aside and re-ingest your sources"
+        )
 
 
 class DocumentError(LlamaKBError):

@@ -16,8 +16,11 @@ from llama_kb.config import KBConfig
 from llama_kb.embeddings import embedding_fingerprint, resolve_embedding
 from llama_kb.errors import KnowledgeBaseError
 from llama_kb.ingest.extractors import GraphExtractor, default_extractors
+from llama_kb.ingest.lock import write_lock
 from llama_kb.ingest.manifest import Manifest
 from llama_kb.ingest.pipeline import IngestionPipeline
+from llama_kb.ingest.repair import OrphanReport, find_orphans
+from llama_kb.ingest.repair import repair as repair_orphans
 from llama_kb.knowledge import (
     KnowledgeProvider,
     LoadReport,
@@ -28,11 +31,13 @@ from llama_kb.knowledge import (
 from llama_kb.knowledge.store import KnowledgeStore
 from llama_kb.retrieval.classifier import QueryClassifier
 from llama_kb.retrieval.engine import ContextEngine
+from llama_kb.retrieval.explain import Explanation
 from llama_kb.retrieval.options import resolve_options, validate_query
 from llama_kb.retrieval.payload import FusedContext
 from llama_kb.stores.chroma_vector import ChromaChunkStore
 from llama_kb.stores.factory import open_graph_store, open_vector_store
 from llama_kb.stores.graph import KBGraphStore
+from llama_kb.stores.integrity import open_checked
 from llama_kb.types import IngestReport, SearchHit
 
 if TYPE_CHECKING:  # the LlamaIndex face sits above the facade; imported only when asked for
@@ -68,8 +73,9 @@ class KnowledgeBase:
         self.graph = graph
         self.manifest = manifest
         self._pipeline = IngestionPipeline(
-            manifest, vectors, graph, embedding, config.chunking, extractors
-        )
+            manifest, vectors, graph, embedding, config.chunking, extractors,
+            limits=config.limits, secrets=config.secrets,
+        )  # fmt: skip
         self.engine = ContextEngine(
             vectors, graph, embedding, defaults=config.retrieval, ranking=config.ranking
         )
@@ -103,6 +109,8 @@ class KnowledgeBase:
         Raises:
             KnowledgeBaseError: The directory is not a knowledge base, or was built with
                 an embedding of another dimension.
+            CorruptStoreError: A store file (manifest, embedded Chroma, graph database) is
+                damaged; nothing is written to it.
         """
         config = config or KBConfig()
         if path is not None:
@@ -122,9 +130,7 @@ class KnowledgeBase:
             (root / KB_FILE).write_text(json.dumps(meta, indent=2), encoding="utf-8")
         else:
             _check_embedding(root, meta, embed, dimension)
-        vectors = open_vector_store(config, root)
-        graph = open_graph_store(config, root)
-        manifest = Manifest(root / "manifest.sqlite")
+        vectors, graph, manifest = _open_stores(config, root)
         chosen = default_extractors() if extractors is None else list(extractors)
         return cls(config, embed, vectors, graph, manifest, chosen)
 
@@ -182,15 +188,42 @@ class KnowledgeBase:
         """
         if isinstance(paths, str | Path):
             paths = [paths]
-        return self._pipeline.run(
-            paths, include=include, exclude=exclude, prune=prune, show_progress=show_progress
-        )
+        with write_lock(self.config.path.expanduser()):
+            return self._pipeline.run(
+                paths, include=include, exclude=exclude, prune=prune, show_progress=show_progress
+            )
+
+    def rebuild(self, paths: str | Path | Sequence[str | Path], **options: Any) -> IngestReport:
+        """Remove every document, then ingest ``paths`` afresh (same options as :meth:`ingest`).
+
+        Crash-safe: sources are forgotten first, so a rebuild killed half-way is completed
+        by the next :meth:`ingest`, which reads every file again.
+        """
+        with write_lock(self.config.path.expanduser()):
+            for source in self.manifest.sources():
+                self.manifest.delete_source(source.path)
+            self._pipeline.remove_documents([d.doc_id for d in self.manifest.documents()])
+            return self.ingest(paths, **options)
 
     def remove(self, doc_ids: Sequence[str]) -> list[str]:
         """Delete documents by id; returns the ids that existed."""
-        known = list(self.manifest.documents_by_id(doc_ids))
-        self._pipeline.remove_documents(known)
+        with write_lock(self.config.path.expanduser()):
+            known = list(self.manifest.documents_by_id(doc_ids))
+            self._pipeline.remove_documents(known)
         return known
+
+    def repair(self, dry_run: bool = False) -> OrphanReport:
+        """Find (and unless ``dry_run`` remove) orphans: see :mod:`llama_kb.ingest.repair`.
+
+        Sources of unfinished or incomplete documents are forgotten, so the next
+        :meth:`ingest` reads them again.
+        """
+        with write_lock(self.config.path.expanduser()):
+            if dry_run:
+                return find_orphans(self.manifest, self.vectors, self.graph)
+            return repair_orphans(
+                self.manifest, self.vectors, self.graph, self._pipeline.remove_documents
+            )
 
     # -- queries ----------------------------------------------------------------------
 
@@ -218,6 +251,13 @@ class KnowledgeBase:
         """Async :meth:`retrieve`."""
         return await self.engine.aretrieve(query, **options)
 
+    def explain(self, query: str, **options: Any) -> Explanation:
+        """The debug view of :meth:`retrieve`: every candidate's dense and lexical score and
+        rank, graph contribution, fused score (the sum of its parts), final rank, and why it
+        was dropped (``min_score``, ``top_k``, ``filtered``). ``.table()`` renders it.
+        """
+        return Explanation.from_context(self.engine.retrieve(query, **{**options, "explain": True}))
+
     def set_classifier(self, classifier: QueryClassifier) -> None:
         """Route queries with ``classifier`` (e.g. ``LLMClassifier(llm)``)."""
         self.engine.classifier = classifier
@@ -229,11 +269,15 @@ class KnowledgeBase:
 
         return UnifiedContextRetriever(self.engine, include_facts=include_facts, **options)
 
-    def as_query_engine(self, llm: Any = None, **options: Any) -> UnifiedQueryEngine:
-        """A LlamaIndex query engine; without ``llm`` it returns the rendered context."""
+    def as_query_engine(
+        self, llm: Any = None, streaming: bool = False, **options: Any
+    ) -> UnifiedQueryEngine:
+        """A LlamaIndex query engine (``llm`` or ``Settings.llm``; without an LLM it returns
+        the rendered context); ``options`` as for :meth:`as_retriever`."""
         from llama_kb.integrations.llamaindex import UnifiedQueryEngine
 
-        return UnifiedQueryEngine(retriever=self.as_retriever(**options), llm=llm)
+        retriever = self.as_retriever(**options)
+        return UnifiedQueryEngine(retriever=retriever, llm=llm, streaming=streaming)
 
     # -- three-layer knowledge (seed 000) ---------------------------------------------
 
@@ -257,7 +301,8 @@ class KnowledgeBase:
         Invalid items are skipped and reported; loading the same data twice changes nothing
         (see :func:`llama_kb.knowledge.load_knowledge`).
         """
-        return load_knowledge(self, source)
+        with write_lock(self.config.path.expanduser()):
+            return load_knowledge(self, source, secrets=self.config.secrets.knowledge)
 
     def retrieve_knowledge(
         self,
@@ -289,6 +334,37 @@ class KnowledgeBase:
             "entities": self.graph.count_nodes("entity"),
             "embedding": self.embedding.model_name,
         }
+
+
+def _open_stores(config: KBConfig, root: Path) -> tuple[ChromaChunkStore, KBGraphStore, Manifest]:
+    """Open the three stores; a damaged local file raises :class:`CorruptStoreError`."""
+    chroma = root / "chroma"
+    local_graph = config.neo4j is None and config.falkordb is None
+    manifest = open_checked(
+        "manifest", root / "manifest.sqlite", lambda: Manifest(root / "manifest.sqlite"),
+        (root / "manifest.sqlite",),
+    )  # fmt: skip
+    try:
+        return _open_others(config, root, chroma, local_graph, manifest)
+    except BaseException:
+        manifest.close()
+        raise
+
+
+def _open_others(
+    config: KBConfig, root: Path, chroma: Path, local_graph: bool, manifest: Manifest
+) -> tuple[ChromaChunkStore, KBGraphStore, Manifest]:
+    vectors = open_checked(
+        "vectors (embedded Chroma)" if config.chroma is None else "vectors (Chroma server)",
+        chroma, lambda: open_vector_store(config, root),
+        (chroma / "chroma.sqlite3",) if config.chroma is None else (),
+    )  # fmt: skip
+    graph = open_checked(
+        "graph (embedded SQLite)" if local_graph else "graph (server)",
+        root / "graph.sqlite", lambda: open_graph_store(config, root),
+        (root / "graph.sqlite",) if local_graph else (),
+    )  # fmt: skip
+    return vectors, graph, manifest
 
 
 def _check_directory(root: Path, create: bool) -> dict[str, Any] | None:

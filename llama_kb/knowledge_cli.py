@@ -15,7 +15,7 @@ from typing import Any
 
 from llama_kb.config import KBConfig
 from llama_kb.errors import DocumentError
-from llama_kb.knowledge.loader import LoadReport, load_knowledge
+from llama_kb.knowledge.loader import LoadReport
 from llama_kb.knowledge.structuring import (
     DEFAULT_MAX_RETRIES,
     LLM_ENV,
@@ -68,7 +68,7 @@ def add_parsers(
 def run_load(args: argparse.Namespace) -> int:
     """``llama-kb load FILE``."""
     with _open(args) as kb:
-        report = load_knowledge(kb, args.file)
+        report = kb.load_knowledge(args.file)
     return _print_report(report, args.json)
 
 

@@ -74,6 +74,8 @@ class IngestReport:
     unchanged: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     failed: list[IngestFailure] = field(default_factory=list)
+    warnings: list[IngestFailure] = field(default_factory=list)
+    """Inputs ingested with a caveat (e.g. secrets redacted); never the secret itself."""
     chunks_embedded: int = 0
     seconds: float = 0.0
 

@@ -41,7 +41,9 @@ def test_ingest_query_stats(capsys, tmp_path: Path, docs_dir: Path) -> None:
     assert data["route"] == "factual" and len(data["unstructured"]) == 2
     assert data["structured_facts"]
     code, out, _ = run(capsys, "query", "Describe the Vector Indexer", "--kb", kb, "--explain")
-    assert code == 0 and "trace:" in out and '"classifier"' in out
+    assert code == 0 and "route: hybrid" in out and "stages (ms): index" in out
+    header = next(line for line in out.splitlines() if line.lstrip().startswith("final"))
+    assert {"fused", "dense", "lexical", "dropped", "title"} <= set(header.split())
     code, out, _ = run(capsys, "stats", "--kb", kb, "--json")
     assert json.loads(out)["documents"] == 5
 

@@ -162,6 +162,14 @@ class Manifest:
                 [(h, n, now, d) for d, h, n in docs],
             )
 
+    def mark_removing(self, doc_ids: Sequence[str]) -> None:
+        """Mark documents ``pending`` before their content is deleted (a killed removal is
+        then finished, or redone, by the next run)."""
+        with self._lock, self._conn:
+            self._conn.executemany(
+                "UPDATE documents SET status='pending' WHERE doc_id = ?", [(d,) for d in doc_ids]
+            )
+
     def delete_documents(self, doc_ids: Sequence[str]) -> None:
         """Forget documents."""
         with self._lock, self._conn:

@@ -22,10 +22,14 @@ from llama_index.core.base.embeddings.base import BaseEmbedding
 from tqdm.auto import tqdm
 
 from llama_kb import graph_model as gm
-from llama_kb.config import ChunkingConfig
-from llama_kb.errors import BackendUnavailable, DocumentError, LlamaKBError
+from llama_kb.config import ChunkingConfig, LimitsConfig, SecretsConfig
+from llama_kb.embeddings import file_sha256
+from llama_kb.errors import BackendUnavailable, DocumentError, EmbeddingError, LlamaKBError
 from llama_kb.ingest.chunking import chunk_document
 from llama_kb.ingest.extractors import GraphExtractor, GraphFragment
+from llama_kb.ingest.guards import SecretScanner, screen_documents, use_limits
+from llama_kb.ingest.guards.limits import check_file
+from llama_kb.ingest.guards.records import vector_problem
 from llama_kb.ingest.linking import mention_relations
 from llama_kb.ingest.manifest import Manifest, SourceRecord
 from llama_kb.ingest.readers import read_path
@@ -74,6 +78,8 @@ class IngestionPipeline:
         embedding: Embeds chunk texts.
         chunking: Chunk size and overlap.
         extractors: Graph extractors run on every new or changed document.
+        limits: Resource limits on input (default :class:`LimitsConfig`).
+        secrets: Secret scanning modes (default :class:`SecretsConfig`).
     """
 
     def __init__(
@@ -84,6 +90,8 @@ class IngestionPipeline:
         embedding: BaseEmbedding,
         chunking: ChunkingConfig,
         extractors: Sequence[GraphExtractor],
+        limits: LimitsConfig | None = None,
+        secrets: SecretsConfig | None = None,
     ) -> None:
         self.manifest = manifest
         self.vectors = vectors
@@ -91,6 +99,9 @@ class IngestionPipeline:
         self.embedding = embedding
         self.chunking = chunking
         self.extractors = list(extractors)
+        self.limits = limits or LimitsConfig()
+        self.secrets = secrets or SecretsConfig()
+        self._scanner = SecretScanner(entropy=self.secrets.entropy)
         self._fingerprint = hashlib.sha256(
             json.dumps(
                 [PIPELINE_VERSION, chunking.model_dump(), [type(e).__name__ for e in extractors]]
@@ -106,8 +117,20 @@ class IngestionPipeline:
         show_progress: bool = False,
     ) -> IngestReport:
         """Ingest ``paths`` (files or directories); see the module docstring."""
+        with use_limits(self.limits):
+            return self._run(paths, include, exclude, prune, show_progress)
+
+    def _run(
+        self,
+        paths: Sequence[str | Path],
+        include: Sequence[str],
+        exclude: Sequence[str],
+        prune: bool,
+        show_progress: bool,
+    ) -> IngestReport:
         started = time.perf_counter()
         report = IngestReport()
+        self._finish_interrupted_removals(report)
         discovery = discover_files(paths, include=include, exclude=exclude)
         report.failed.extend(discovery.failures)
         works = self._plan(discovery.files, report)
@@ -146,7 +169,7 @@ class IngestionPipeline:
         for file in files:
             path = file.as_posix()
             try:
-                stat = file.stat()
+                stat = check_file(file, self.limits)  # before hashing: a FIFO would block
                 known = self.manifest.source(path)
                 if (
                     known
@@ -156,7 +179,7 @@ class IngestionPipeline:
                 ):
                     self._keep_unchanged(path, report, seen)
                     continue
-                digest = _file_sha256(file) + ":" + self._fingerprint
+                digest = file_sha256(file) + ":" + self._fingerprint
                 record = SourceRecord(path, stat.st_size, stat.st_mtime_ns, digest)
                 if known and path not in pending and known.sha256 == digest:
                     self._keep_unchanged(path, report, seen)
@@ -169,8 +192,10 @@ class IngestionPipeline:
             except OSError as e:
                 report.failed.append(IngestFailure(path, e.strerror or str(e)))
                 continue
-            report.failed.extend(result.failures)
-            works.append(self._compare(record, result.documents, report, seen))
+            screened = screen_documents(result.documents, self.limits, self.secrets, self._scanner)
+            report.failed.extend(result.failures + screened.failures)
+            report.warnings.extend(screened.warnings)
+            works.append(self._compare(record, screened.documents, report, seen))
         return works
 
     def _keep_unchanged(self, path: str, report: IngestReport, seen: dict[str, str]) -> None:
@@ -233,9 +258,11 @@ class IngestionPipeline:
                 if error is None:
                     try:
                         written.extend(self._write_batch(batch, report))
-                    except LlamaKBError as e:
-                        error = e
+                    except (LlamaKBError, ValueError, TypeError) as e:  # stores raise plain ones
+                        error = e if isinstance(e, LlamaKBError) else LlamaKBError(str(e))
                         down = e if isinstance(e, BackendUnavailable) else None
+                        if down is None:
+                            self._discard_new(batch)
                 if error is not None:
                     for work, doc, _ in batch:
                         work.failed = True
@@ -257,6 +284,9 @@ class IngestionPipeline:
             self._delete_content(old)
         chunks = [c for _, _, cs in batch for c in cs]
         vectors = self.embedding.get_text_embedding_batch([embedding_text(c) for c in chunks])
+        problem = vector_problem(vectors, len(chunks))
+        if problem:
+            raise EmbeddingError(f"the embedding model returned {problem}; nothing was stored")
         self.vectors.add(chunks, vectors)
         owned: list = []
         extracted: list = []
@@ -279,6 +309,19 @@ class IngestionPipeline:
         report.chunks_embedded += len(chunks)
         return [(c.chunk_id, c.doc_id, c.text) for c in chunks]
 
+    def _discard_new(
+        self, batch: Sequence[tuple[_SourceWork, SourceDocument, list[TextChunk]]]
+    ) -> None:
+        """After a failed batch, remove what its new documents may have left in the stores.
+
+        Changed documents stay ``pending`` and are redone by the next run.
+        """
+        new = [doc.doc_id for work, doc, _ in batch if doc.doc_id in work.new_ids]
+        try:
+            self.remove_documents(new)
+        except LlamaKBError as e:
+            logger.warning("cannot clean up a failed batch (%s); run `llama-kb doctor --repair`", e)
+
     def _missing(self, nodes: Sequence[Any], taken: set[str]) -> list[Any]:
         """Extracted nodes that do not exist yet (existing nodes keep their properties)."""
         fresh = {n.id: n for n in nodes if n.id not in taken}
@@ -299,6 +342,16 @@ class IngestionPipeline:
                 self.remove_documents(work.vanished)
                 report.removed.extend(work.vanished)
 
+    def _finish_interrupted_removals(self, report: IngestReport) -> None:
+        """Remove ``pending`` documents whose local source file is gone (a killed prune or
+        removal); pending documents of existing files are redone by :meth:`_plan`."""
+        gone = {p for p in self.manifest.pending_sources() if _local_file_gone(p)}
+        for path in sorted(gone):
+            doc_ids = [d.doc_id for d in self.manifest.documents(path)]
+            self.remove_documents(doc_ids)
+            self.manifest.delete_source(path)
+            report.removed.extend(doc_ids)
+
     def _prune(self, report: IngestReport) -> None:
         for source in self.manifest.sources():
             if not Path(source.path).exists():
@@ -314,6 +367,7 @@ class IngestionPipeline:
         """
         if not doc_ids:
             return
+        self.manifest.mark_removing(doc_ids)
         self._delete_content(doc_ids)
         linked = self.graph.nodes_with_incoming([gm.doc_node_id(d) for d in doc_ids])
         self.graph.delete(
@@ -391,12 +445,10 @@ def _batches(
         yield batch
 
 
-def _file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+def _local_file_gone(source_path: str) -> bool:
+    """True for an absolute local path that no longer exists (never for URLs)."""
+    path = Path(source_path)
+    return path.is_absolute() and not path.exists()
 
 
 def _document_hash(doc: SourceDocument) -> str:

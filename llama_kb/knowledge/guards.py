@@ -5,7 +5,8 @@
 :func:`redact` replaces matches with ``[REDACTED:<pattern>]``. Messages built from these
 results name the pattern, never the matched text, so a report cannot leak the secret.
 
-The patterns are deliberately precise (known token formats, ``key=value`` assignments,
+Detection is shared with ingestion (:mod:`llama_kb.ingest.guards.secrets`). The patterns are
+deliberately precise (known token formats, ``key=value`` assignments,
 credentials inside URLs) so that prose *about* passwords or tokens is not rejected.
 """
 
@@ -13,67 +14,29 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
-_CREDENTIAL_WORDS = (
-    r"password|passwd|pwd|passphrase|secret|client[_-]?secret|api[_-]?key|apikey|"
-    r"access[_-]?key|secret[_-]?key|access[_-]?token|auth[_-]?token|refresh[_-]?token|"
-    r"api[_-]?token|private[_-]?key|account[_-]?key"
+from llama_kb.ingest.guards.secrets import (
+    CREDENTIAL_WORDS,
+    PATTERNS,
+    SecretScanner,
+    SensitivePattern,
 )
 
+__all__ = ["PATTERNS", "SensitivePattern", "describe", "find_secrets", "redact", "scan"]
 
-@dataclass(frozen=True)
-class SensitivePattern:
-    """A named regular expression for one kind of credential."""
+_SCANNER = SecretScanner()
 
-    name: str
-    regex: re.Pattern[str]
-
-
-def _p(name: str, pattern: str, flags: int = 0) -> SensitivePattern:
-    return SensitivePattern(name, re.compile(pattern, flags))
-
-
-PATTERNS: tuple[SensitivePattern, ...] = (
-    _p("private_key", r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"),
-    _p("aws_access_key_id", r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA)[0-9A-Z]{16}\b"),
-    _p(
-        "aws_secret_access_key",
-        r"aws_?secret_?access_?key\W{0,3}[=:]\s*['\"]?[A-Za-z0-9/+]{40}\b",
-        re.IGNORECASE,
-    ),
-    _p("openai_api_key", r"\bsk-(?:proj-|ant-|live-|test-)?[A-Za-z0-9_-]{20,}"),
-    _p("github_token", r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})"),
-    _p("slack_token", r"\bxox[abposr]-[A-Za-z0-9-]{10,}"),
-    _p("google_api_key", r"\bAIza[0-9A-Za-z_-]{35}\b"),
-    _p("jwt", r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
-    # A bearer token has a digit somewhere, which keeps "bearer authentication" out.
-    _p(
-        "bearer_token",
-        r"\bbearer\s+(?=[A-Za-z0-9._~+/-]*\d)[A-Za-z0-9._~+/-]{8,}=*",
-        re.IGNORECASE,
-    ),
-    _p("credentials_in_url", r"\b[a-z][a-z0-9+.-]*://[^\s/:@'\"]+:[^\s/@'\"]+@[^\s/]"),
-    # password=..., api_key: "..." (quoted), Password=...; in connection strings.
-    _p(
-        "credential_assignment",
-        rf"\b(?:{_CREDENTIAL_WORDS})\s*=\s*['\"]?[^\s'\";,]{{3,}}",
-        re.IGNORECASE,
-    ),
-    _p(
-        "credential_assignment",
-        rf"['\"]?\b(?:{_CREDENTIAL_WORDS})['\"]?\s*:\s*['\"][^'\"\s]{{3,}}['\"]",
-        re.IGNORECASE,
-    ),
-)
-
-_CREDENTIAL_KEY = re.compile(rf"^(?:{_CREDENTIAL_WORDS}|token|credentials?)$", re.IGNORECASE)
+_CREDENTIAL_KEY = re.compile(rf"^(?:{CREDENTIAL_WORDS}|token|credentials?)$", re.IGNORECASE)
 
 
 def find_secrets(text: str) -> list[str]:
-    """Names of the sensitive patterns ``text`` matches, sorted, without duplicates."""
-    return sorted({p.name for p in PATTERNS if p.regex.search(text)})
+    """Types of the secrets in ``text``, sorted, without duplicates.
+
+    Detection is :class:`~llama_kb.ingest.guards.secrets.SecretScanner` (detect-secrets
+    plugins plus :data:`PATTERNS`), the same scanner ingestion uses.
+    """
+    return _SCANNER.types(text)
 
 
 def scan(item: Any) -> list[str]:
@@ -96,10 +59,8 @@ def scan(item: Any) -> list[str]:
 
 
 def redact(text: str) -> str:
-    """``text`` with every sensitive match replaced by ``[REDACTED:<pattern>]``."""
-    for pattern in PATTERNS:
-        text = pattern.regex.sub(f"[REDACTED:{pattern.name}]", text)
-    return text
+    """``text`` with every secret replaced by ``[REDACTED:<type>]``."""
+    return _SCANNER.redact(text)
 
 
 def describe(names: Iterable[str]) -> str:

@@ -32,9 +32,12 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from llama_kb.errors import DocumentError, LlamaKBError
+from llama_kb.ingest.guards.limits import check_file, current_limits, json_depth
+from llama_kb.ingest.guards.records import value_problem
 from llama_kb.knowledge import guards
 from llama_kb.knowledge.model import EntityMetadata, GraphEdge, GraphNode, KnowledgePiece
-from llama_kb.knowledge.store import HasKnowledge, KnowledgeStore, WriteStatus, knowledge_store
+from llama_kb.knowledge.store import HasKnowledge, KnowledgeStore, knowledge_store
+from llama_kb.knowledge.writes import WriteStatus
 
 logger = logging.getLogger(__name__)
 
@@ -117,6 +120,8 @@ class KnowledgePlan:
     nodes: list[tuple[str, GraphNode]] = field(default_factory=list)
     edges: list[tuple[str, GraphEdge]] = field(default_factory=list)
     skipped: list[SkippedItem] = field(default_factory=list)
+    secrets: str = "reject"
+    """Secret mode (``SecretsConfig.knowledge``): ``off``, ``warn``; else items are skipped."""
 
     def skip(self, item: str, reason: str) -> None:
         """Record an invalid item."""
@@ -133,11 +138,11 @@ def read_source(source: str | Path | Mapping[str, Any]) -> tuple[Any, str]:
         DocumentError: The file cannot be read, is too large, or is not JSON.
     """
     if isinstance(source, Mapping):
-        return source, "<dict>"
+        return _checked(source, "<dict>"), "<dict>"
     path = Path(source)
     name = str(path)
     try:
-        size = path.stat().st_size
+        size = check_file(path).st_size  # refuses FIFOs and devices, which never end
         if size > MAX_SOURCE_BYTES:
             raise DocumentError(name, f"file has {size} bytes; at most {MAX_SOURCE_BYTES}")
         text = path.read_text(encoding="utf-8")
@@ -154,14 +159,33 @@ def parse_json(text: str, source: str) -> Any:
     """``text`` parsed as JSON.
 
     Raises:
-        DocumentError: Not valid JSON (the message gives line and column, never content).
+        DocumentError: Not valid JSON (the message gives line and column, never content),
+            nested deeper than ``limits.max_json_depth``, or holding NaN/Infinity.
     """
+    limit = current_limits().max_json_depth
+    if json_depth(text) > limit:
+        raise DocumentError(source, f"JSON nested deeper than limits.max_json_depth={limit}")
     try:
-        return json.loads(text)
+        data = json.loads(text, parse_constant=_no_constant)
     except json.JSONDecodeError as e:
         raise DocumentError(
             source, f"not valid JSON: {e.msg} at line {e.lineno} column {e.colno}"
         ) from e
+    except ValueError as e:
+        raise DocumentError(source, f"not valid JSON: {e}") from e
+    return _checked(data, source)
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _checked(data: Any, source: str) -> Any:
+    """``data`` when every value can be stored (no NaN, bounded depth, string keys)."""
+    problem = value_problem(data, "document", max_depth=current_limits().max_json_depth)
+    if problem:
+        raise DocumentError(source, problem)
+    return data
 
 
 # -- validation -------------------------------------------------------------------------------
@@ -172,6 +196,7 @@ def validate_knowledge(
     source: str,
     store: KnowledgeStore | None = None,
     max_piece_chars: int = MAX_PIECE_CHARS,
+    secrets: str = "reject",
 ) -> KnowledgePlan:
     """Validate a parsed document item by item.
 
@@ -181,6 +206,7 @@ def validate_knowledge(
         store: Where nodes and pieces that edges refer to may already exist; without it
             edges may only refer to items of this document.
         max_piece_chars: Longest accepted ``content`` / ``embedding_text``.
+        secrets: Secret mode, as in :func:`load_knowledge`.
 
     Returns:
         The plan: valid items in document order and the skipped ones with reasons.
@@ -196,7 +222,7 @@ def validate_knowledge(
         )
     if not any(key in data for key in SECTIONS):
         raise DocumentError(source, f"no knowledge found: expected {_listing(SECTIONS)}")
-    plan = KnowledgePlan(source)
+    plan = KnowledgePlan(source, secrets=secrets)
     for key in sorted(k for k in data if k not in SECTIONS):
         plan.skip(_safe(str(key)), f"unknown section; expected {_listing(SECTIONS)}")
     _validate_metadata(data.get("metadata"), plan)
@@ -323,8 +349,10 @@ def _check_item(
     if not isinstance(value, Mapping):
         plan.skip(ref, f"must be an object with {needs}, not {_type_name(value)}")
         return None
-    secrets = guards.scan(value)
-    if secrets:
+    secrets = [] if plan.secrets == "off" else guards.scan(value)
+    if secrets and plan.secrets == "warn":
+        logger.warning("%s: %s: loaded anyway (secrets.knowledge=warn)", ref, ", ".join(secrets))
+    elif secrets:
         plan.skip(ref, guards.describe(secrets))
         return None
     properties = value.get("properties")
@@ -448,6 +476,7 @@ def load_knowledge(
     source: str | Path | Mapping[str, Any],
     *,
     max_piece_chars: int = MAX_PIECE_CHARS,
+    secrets: str = "reject",
 ) -> LoadReport:
     """Load a knowledge document (a JSON file or an already parsed ``dict``) into ``kb``.
 
@@ -455,6 +484,8 @@ def load_knowledge(
         kb: An open knowledge base (or its :class:`KnowledgeStore`).
         source: Path of a JSON file in the seed's format, or the parsed document.
         max_piece_chars: Longest accepted piece ``content``.
+        secrets: What to do with an item holding a secret (``SecretsConfig.knowledge``):
+            ``off`` (no scan), ``warn`` (load and log); ``redact`` and ``reject`` skip it.
 
     Returns:
         Counts per layer and every skipped item with its reason.
@@ -470,5 +501,5 @@ def load_knowledge(
     """
     data, name = read_source(source)
     store = knowledge_store(kb)
-    plan = validate_knowledge(data, name, store, max_piece_chars)
+    plan = validate_knowledge(data, name, store, max_piece_chars, secrets)
     return apply_plan(plan, store)

@@ -17,14 +17,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from llama_kb.errors import QueryError
+from llama_kb.knowledge.graph import node_name
 from llama_kb.knowledge.model import GLOBAL_ENTITY_ID, EntityMetadata, KnowledgePiece
-from llama_kb.knowledge.store import (
-    HasKnowledge,
-    KnowledgeStore,
-    knowledge_store,
-    node_name,
-    piece_filters,
-)
+from llama_kb.knowledge.pieces import piece_filters
+from llama_kb.knowledge.store import HasKnowledge, KnowledgeStore, knowledge_store
 from llama_kb.retrieval.options import resolve_options
 
 _HIDDEN_PROPERTIES = frozenset({"origin", "weight", "piece_id"})

@@ -14,8 +14,8 @@ Per query:
    edges only with ``include_structural``;
 6. return a :class:`FusedContext` with both kinds of context, provenance and a trace.
 
-Scores are in [0, 1] for passages (the route's fused score over its largest possible value)
-and facts (:mod:`.fact_ranking`); ``min_score`` drops both below it.
+Scores are in [0, 1] for passages (the route's fused score over its largest possible value,
+``scale`` in :mod:`.explain`) and facts (:mod:`.fact_ranking`); ``min_score`` drops both below.
 
 A failing backend degrades the result (named in ``trace["degraded"]``) unless ``strict``.
 """
@@ -27,6 +27,7 @@ import logging
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -35,9 +36,12 @@ from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_kb.config import QueryOptions, RankingConfig
 from llama_kb.errors import LlamaKBError, QueryError
 from llama_kb.names import candidate_spans
+from llama_kb.retrieval import explain as debug
+from llama_kb.retrieval import fact_step
+from llama_kb.retrieval import trace as observe
 from llama_kb.retrieval.classifier import HeuristicClassifier, QueryClassifier
-from llama_kb.retrieval.fact_ranking import FactRanker, merge_ranked
-from llama_kb.retrieval.facts import graph_facts, merge_facts
+from llama_kb.retrieval.fact_ranking import FactRanker
+from llama_kb.retrieval.facts import merge_facts
 from llama_kb.retrieval.fuzzy_names import FuzzyNameLinker
 from llama_kb.retrieval.index import IndexSnapshot, RetrievalIndex, top_rows
 from llama_kb.retrieval.options import resolve_options, validate_query
@@ -63,6 +67,8 @@ class _Plan:
     classification: Classification | None = None
     trace: dict[str, Any] = field(default_factory=dict)
     degraded: list[str] = field(default_factory=list)
+    stages: observe.StageRecorder = field(default_factory=observe.StageRecorder)
+    parts: debug.ScoreParts | None = None
 
 
 class ContextEngine:
@@ -98,6 +104,7 @@ class ContextEngine:
 
     # -- public -----------------------------------------------------------------------
 
+    @observe.span
     def retrieve(self, query: str, **options: Any) -> FusedContext:
         """Retrieve fused context for ``query``.
 
@@ -107,7 +114,8 @@ class ContextEngine:
                 [0, 1], on passages and facts alike), ``filters``
                 (``{"field": value or [values]}``), ``route`` (force one),
                 ``max_cost`` / ``max_hops`` / ``max_nodes`` (graph traversal budget),
-                ``include_structural``, ``strict`` (raise instead of degrading).
+                ``include_structural``, ``strict`` (raise instead of degrading), ``explain``
+                (every candidate's score parts in ``trace["explain"]``: :mod:`.explain`).
 
         Raises:
             QueryError: Empty query or invalid options.
@@ -121,6 +129,7 @@ class ContextEngine:
         facts = self._facts(plan, plan.entity_ids)
         return self._finish(plan, dense, lexical, facts)
 
+    @observe.span
     async def aretrieve(self, query: str, **options: Any) -> FusedContext:
         """Async :meth:`retrieve`: vector and graph work run concurrently in threads."""
         plan = await asyncio.to_thread(self._plan, query, options)
@@ -141,12 +150,14 @@ class ContextEngine:
             resolve_options(self.defaults, **options),
             time.perf_counter(),
         )
+        observe.emit_start(plan.query, plan.options)
         started = time.perf_counter()
         try:
             plan.snapshot = self.index.snapshot()
         except Exception as e:
             self._degrade(plan, "index", e)
         plan.trace["index_ms"] = _ms(started)
+        plan.stages.add("index", started, out=len(plan.snapshot.chunk_ids) if plan.snapshot else 0)
         snapshot = plan.snapshot
         if snapshot is not None and snapshot.chunk_ids and plan.options.filters:
             unknown = set(plan.options.filters) - snapshot.metadata_keys
@@ -162,7 +173,7 @@ class ContextEngine:
             plan.entity_ids = [entry["id"] for entry in linked]
             plan.trace["linked_entities"] = linked
         plan.trace["linking_ms"] = _ms(started)
-        started = time.perf_counter()
+        started = plan.stages.add("linking", started, out=len(plan.entity_ids))
         names = [snapshot.names.get(i, i) for i in plan.entity_ids] if snapshot else []
         if plan.options.route is not None:
             plan.classification = Classification(
@@ -171,6 +182,7 @@ class ContextEngine:
         else:
             plan.classification = self.classifier(plan.query, names)
         plan.trace["classifier"] = {**plan.classification.to_dict(), "ms": _ms(started, 4)}
+        plan.stages.add("classify", started, route=plan.classification.label.value)
         return plan
 
     def _link(self, query: str, snapshot: IndexSnapshot, plan: _Plan) -> list[dict[str, Any]]:
@@ -220,7 +232,9 @@ class ContextEngine:
         try:
             vector = self.embedding.get_query_embedding(plan.query)
             plan.query_vector = list(vector)
+            searched = plan.stages.add("embedding", started)
             hits = self.vectors.query(vector, self._candidates(plan), plan.options.filters)
+            plan.stages.add("dense", searched, out=len(hits))
         except Exception as e:
             self._degrade(plan, "vector", e)
             hits = []
@@ -236,30 +250,11 @@ class ContextEngine:
             "hits": int((scores > 0).sum()),
             "ms": _ms(started),
         }
+        plan.stages.add("lexical", started, out=plan.trace["retrievers"]["bm25"]["hits"])
         return scores
 
     def _facts(self, plan: _Plan, seeds: Sequence[str]) -> list[Fact]:
-        assert plan.classification is not None
-        if plan.snapshot is None or plan.classification.label is Route.SEMANTIC or not seeds:
-            return []
-        started = time.perf_counter()
-        opts = plan.options
-        try:
-            facts = graph_facts(
-                self.graph,
-                plan.snapshot,
-                seeds,
-                opts.max_cost,
-                opts.max_hops,
-                opts.max_nodes,
-                opts.max_facts * 3,
-            )
-        except Exception as e:
-            self._degrade(plan, "graph", e)
-            facts = []
-        timing = plan.trace.setdefault("retrievers", {}).setdefault("facts", {"ms": 0.0})
-        timing["ms"] = round(timing["ms"] + _ms(started), 3)
-        return facts
+        return fact_step.traverse(self.graph, plan, seeds, partial(self._degrade, plan))
 
     def _finish(
         self, plan: _Plan, dense: list[SearchHit], lexical: np.ndarray | None, facts: list[Fact]
@@ -267,16 +262,17 @@ class ContextEngine:
         assert plan.classification is not None
         route = plan.classification.label
         snapshot = plan.snapshot
+        started = time.perf_counter()
         if snapshot is None:
-            hits = dense[: plan.options.top_k]
             hits = [
                 replace(h, ranks={"vector": i}, score=min(1.0, max(0.0, h.score)))
-                for i, h in enumerate(hits, 1)
+                for i, h in enumerate(dense[: plan.options.top_k], 1)
             ]
         elif route is Route.SEMANTIC:
             hits = self._rank_semantic(plan, snapshot, dense, lexical)
         else:
             hits = self._rank_graph(plan, snapshot, dense, lexical)
+        plan.stages.add("fusion", started, out=len(hits))
         refined: list[str] = []
         if route is Route.HYBRID and snapshot is not None:
             refined = [
@@ -285,17 +281,24 @@ class ContextEngine:
                 if h.chunk_id in snapshot.row_of
             ]
             refined = [e for e in dict.fromkeys(refined) if e not in plan.entity_ids]
-            facts = merge_facts(facts, self._facts(plan, refined), plan.options.max_facts * 3)
+            more = self._facts(plan, refined)
+            facts = merge_facts(facts, more, plan.options.max_facts * fact_step.TRAVERSAL_SHARE)
+        ranked = hits
         if plan.options.min_score is not None:
+            started = time.perf_counter()
             hits = [h for h in hits if h.score >= plan.options.min_score]
-        facts = self._rank_facts(plan, hits, facts)
+            plan.stages.add("min_score", started, **{"in": len(ranked), "out": len(hits)})
+        if plan.parts is not None and snapshot is not None:
+            plan.trace["explain"] = plan.parts.explain(snapshot, dense, lexical, ranked, hits)
+        degrade = partial(self._degrade, plan)
+        facts = fact_step.rank(self.fact_ranker, self.graph, plan, hits, facts, degrade)
         plan.trace["refined_entities"] = refined
         plan.trace["total_ms"] = _ms(plan.started)
         if plan.degraded:
             plan.trace["degraded"] = plan.degraded
         names = snapshot.names if snapshot is not None else {}
         entity_ids = list(dict.fromkeys(plan.entity_ids + refined))
-        return FusedContext(
+        context = FusedContext(
             query=plan.query,
             route=route,
             unstructured=hits,
@@ -303,35 +306,7 @@ class ContextEngine:
             entities=[names.get(e, e) for e in entity_ids],
             trace=plan.trace,
         )
-
-    def _rank_facts(self, plan: _Plan, hits: list[SearchHit], traversed: list[Fact]) -> list[Fact]:
-        """Typed facts near the query's entities and passages, best first (see
-        :mod:`.fact_ranking`); structural edges only with ``include_structural``."""
-        snapshot = plan.snapshot
-        if snapshot is None:
-            return []
-        started = time.perf_counter()
-        opts = plan.options
-        extra = [f for f in traversed if opts.include_structural or not f.structural]
-        try:
-            table = self.fact_ranker.table(snapshot, self.graph)
-            entities = {e: snapshot.names.get(e, e) for e in plan.entity_ids}
-            ranked = self.fact_ranker.rank(
-                plan.query,
-                plan.query_vector,
-                table,
-                entities,
-                hits[: self.ranking.fact_hits],
-                extra,
-            )
-        except Exception as e:
-            self._degrade(plan, "facts", e)
-            ranked = sorted(extra, key=lambda f: f.path_cost)
-        facts = merge_ranked(ranked, opts.max_facts, opts.min_score)
-        timing = plan.trace.setdefault("retrievers", {}).setdefault("facts", {"ms": 0.0})
-        timing["ms"] = round(timing["ms"] + _ms(started), 3)
-        timing["returned"] = len(facts)
-        return facts
+        return observe.emit_end(context, plan.stages, plan.options.top_k)
 
     # -- ranking ----------------------------------------------------------------------
 
@@ -351,11 +326,13 @@ class ContextEngine:
             for row, rank in _rank_of(lexical, plan.mask, depth).items():
                 ranks.setdefault(snapshot.chunk_ids[row], {})["bm25"] = rank
         rrf_k = self.ranking.rrf_k
-        best = 2.0 / (rrf_k + 1)  # rank 1 in both lists
-        fused = {
-            c: min(1.0, sum(1.0 / (rrf_k + r) for r in rs.values()) / best)
-            for c, rs in ranks.items()
+        best = 2.0 / (rrf_k + 1)  # rank 1 in both lists: fused scores are in [0, 1]
+        parts = {
+            c: {name: 1.0 / (rrf_k + r) / best for name, r in rs.items()} for c, rs in ranks.items()
         }
+        fused = {c: min(1.0, sum(p.values())) for c, p in parts.items()}
+        if plan.options.explain:
+            plan.parts = debug.ScoreParts.semantic(snapshot, parts, fused, plan.mask, depth, best)
         order = sorted(fused, key=lambda c: (-fused[c], c))[: plan.options.top_k]
         return [self._hit(snapshot, c, fused[c], ranks[c]) for c in order]
 
@@ -377,9 +354,11 @@ class ContextEngine:
                 if row is not None:
                     dense_scores[row] = hit.score
         ranking = self.ranking
-        base = (1 - ranking.lexical_share) * _minmax(dense_scores)
+        dense_part = (1 - ranking.lexical_share) * _minmax(dense_scores)
+        lexical_part = np.zeros(n)
         if lexical is not None:
-            base += ranking.lexical_share * _minmax(lexical)
+            lexical_part = ranking.lexical_share * _minmax(lexical)
+        base = dense_part + lexical_part
         assert plan.classification is not None
         name_seeds = snapshot.graph.name_vector(plan.entity_ids)
         use_hits = plan.classification.label is Route.HYBRID or not name_seeds.any()
@@ -394,24 +373,26 @@ class ContextEngine:
         walk = snapshot.graph.personalized_pagerank(
             chunk_seeds, name_seeds, ranking.ppr_damping, ranking.ppr_iterations
         )
-        plan.trace.setdefault("retrievers", {})["graph"] = {
-            "seeds": {
-                "entities": int((name_seeds > 0).sum()),
-                "hits": int((chunk_seeds > 0).sum()),
-            },
-            "ms": _ms(started),
-        }
+        seeds = {"entities": int((name_seeds > 0).sum()), "hits": int((chunk_seeds > 0).sum())}
+        plan.trace.setdefault("retrievers", {})["graph"] = {"seeds": seeds, "ms": _ms(started)}
+        plan.stages.add("graph_walk", started, **seeds)
         peak = walk.max()
-        final = (walk / peak if peak > 0 else walk) + ranking.base_share * base
-        ceiling = 1.0 + ranking.base_share
+        walk_part = walk / peak if peak > 0 else walk
+        coverage_part = np.zeros(n)
+        ceiling = 1.0 + ranking.base_share  # the largest possible sum: scores are in [0, 1]
         if len(plan.entity_ids) > 1:
             # a chunk that ties together several of the query's entities answers how they
             # relate; PPR alone ranks every chunk of an entity's document alike
             covered = snapshot.graph.coverage(plan.entity_ids)
-            final += ranking.coverage_bonus * np.maximum(covered - 1, 0)
+            coverage_part = ranking.coverage_bonus * np.maximum(covered - 1, 0)
             ceiling += ranking.coverage_bonus * (len(plan.entity_ids) - 1)
-        final = np.clip(final / ceiling, 0.0, 1.0)
+        final = np.clip((walk_part + ranking.base_share * base + coverage_part) / ceiling, 0, 1)
         order = top_rows(final, plan.options.top_k, plan.mask)
+        if plan.options.explain:
+            arrays = (walk_part, dense_part, lexical_part, coverage_part, final)
+            depth = self._candidates(plan)
+            share = ranking.base_share
+            plan.parts = debug.ScoreParts.graph(share, arrays, plan.mask, depth, ceiling)
         dense_rank = {h.chunk_id: i for i, h in enumerate(dense, 1)}
         lexical_rank = _rank_of(lexical, plan.mask) if lexical is not None else {}
         graph_rank = {row: i for i, row in enumerate(top_rows(walk, len(order) * 4, plan.mask), 1)}
@@ -451,7 +432,8 @@ class ContextEngine:
         assert plan.classification is not None
         plan.trace["total_ms"] = _ms(plan.started)
         plan.trace["empty_knowledge_base"] = True
-        return FusedContext(query=plan.query, route=plan.classification.label, trace=plan.trace)
+        context = FusedContext(query=plan.query, route=plan.classification.label, trace=plan.trace)
+        return observe.emit_end(context, plan.stages, plan.options.top_k)
 
     @staticmethod
     def _degrade(plan: _Plan, backend: str, error: Exception) -> None:

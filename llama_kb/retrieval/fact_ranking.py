@@ -23,14 +23,14 @@ from __future__ import annotations
 import logging
 import re
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
 from llama_kb import graph_model as gm
-from llama_kb.config import RankingConfig
+from llama_kb.config import QueryOptions, RankingConfig
 from llama_kb.names import aliases, name_key
 from llama_kb.retrieval.lexical import STOPWORDS, lexical_tokens
 from llama_kb.retrieval.payload import Fact
@@ -220,6 +220,34 @@ class FactRanker:
                     self._phrases[phrase] = _unit(vector)
         q = _unit(query_vector)
         return [max(0.0, float(self._phrases[p] @ q)) for p in phrases]
+
+
+def select_facts(
+    ranker: FactRanker,
+    graph: Any,
+    snapshot: Any,
+    query: tuple[str, Sequence[float] | None, Sequence[str]],
+    hits: Sequence[SearchHit],
+    traversed: Sequence[Fact],
+    options: QueryOptions,
+    on_error: Callable[[Exception], None],
+) -> list[Fact]:
+    """The engine's fact step: rank the typed facts of the knowledge base and the
+    ``traversed`` ones (structural edges only with ``include_structural``) for ``query``
+    (text, vector, linked entity ids), then keep the best per triple down to ``min_score``,
+    at most ``max_facts``. A failing ranker goes to ``on_error`` and traversal order stands.
+    """
+    text, vector, entity_ids = query
+    extra = [f for f in traversed if options.include_structural or not f.structural]
+    try:
+        table = ranker.table(snapshot, graph)
+        entities = {e: snapshot.names.get(e, e) for e in entity_ids}
+        top = hits[: ranker.ranking.fact_hits]
+        ranked = ranker.rank(text, vector, table, entities, top, extra)
+    except Exception as e:
+        on_error(e)
+        ranked = sorted(extra, key=lambda f: f.path_cost)
+    return merge_ranked(ranked, options.max_facts, options.min_score)
 
 
 def merge_ranked(facts: Iterable[Fact], limit: int, min_score: float | None) -> list[Fact]:

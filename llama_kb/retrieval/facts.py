@@ -10,11 +10,12 @@ from llama_index.core.graph_stores.types import Relation
 from llama_kb import graph_model as gm
 from llama_kb.retrieval.index import IndexSnapshot
 from llama_kb.retrieval.payload import Fact
+from llama_kb.stores.graph import KBGraphStore
 from llama_kb.stores.traversal import COST_EPSILON
 
 
 def graph_facts(
-    graph: Any,
+    graph: KBGraphStore,
     snapshot: IndexSnapshot,
     seeds: Sequence[str],
     max_cost: float,

@@ -16,6 +16,7 @@ from llama_index.core.graph_stores.types import (
     LabelledNode,
     PropertyGraphStore,
     Relation,
+    Triplet,
 )
 
 from llama_kb.stores.graph import KBGraphStore
@@ -55,6 +56,29 @@ class PropertyGraphAdapter:
     def touch(self) -> None:
         """Declare that the underlying store changed."""
         self._revision += 1
+
+    def get(
+        self, properties: dict[str, Any] | None = None, ids: list[str] | None = None
+    ) -> list[LabelledNode]:
+        """Nodes matching every given filter."""
+        return list(self.store.get(properties=properties, ids=ids))
+
+    def get_triplets(
+        self,
+        entity_names: list[str] | None = None,
+        relation_names: list[str] | None = None,
+        properties: dict[str, Any] | None = None,
+        ids: list[str] | None = None,
+    ) -> list[Triplet]:
+        """Triplets matching every given filter."""
+        return list(
+            self.store.get_triplets(
+                entity_names=entity_names,
+                relation_names=relation_names,
+                properties=properties,
+                ids=ids,
+            )
+        )
 
     def upsert_nodes(self, nodes: Sequence[LabelledNode]) -> None:
         """Insert or update nodes."""

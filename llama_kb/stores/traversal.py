@@ -9,13 +9,14 @@ fetches the relations of many nodes at once, so the search costs one query per f
 from __future__ import annotations
 
 import heapq
+import numbers
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from llama_index.core.graph_stores.types import Relation
 
-from llama_kb.errors import QueryError
+from llama_kb.errors import DocumentError, QueryError
 
 Direction = Literal["out", "in", "both"]
 Adjacency = dict[str, list[tuple[float, str, str, Any]]]
@@ -190,3 +191,19 @@ def relation_weight(relation: Relation) -> float:
     """The traversal cost stored in ``relation.properties["weight"]`` (1.0 when absent)."""
     value = relation.properties.get("weight", 1.0)
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 1.0
+
+
+def validate_weight(value: Any, source: str) -> float:
+    """A relation weight checked for storage: a number from 0 to 1 (``None`` means 1.0).
+
+    Raises:
+        DocumentError: ``value`` is not a number from 0 to 1; ``source`` names the relation.
+    """
+    if value is None:
+        return 1.0
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise DocumentError(source, f"weight must be a number from 0 to 1, not {value!r}")
+    weight = float(value)
+    if not (0.0 <= weight <= 1.0):  # also rejects NaN
+        raise DocumentError(source, f"weight must be between 0 and 1, not {value!r}")
+    return weight

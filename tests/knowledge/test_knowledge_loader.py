@@ -14,7 +14,7 @@ from knowledge_helpers import SEED_EXAMPLE, run_command, team_document
 
 from llama_kb import DocumentError, KnowledgeBase
 from llama_kb.knowledge import KnowledgeType, load_knowledge, retrieve_knowledge
-from llama_kb.knowledge.store import KNOWLEDGE_DB
+from llama_kb.knowledge.metadata import KNOWLEDGE_DB
 
 # -- helpers -------------------------------------------------------------------------------------
 

@@ -87,8 +87,9 @@ def test_edge_weight_and_piece_link() -> None:
 # -- guards ------------------------------------------------------------------------------------
 
 SECRETS = {
-    "aws_access_key_id": "key AKIAIOSFODNN7EXAMPLE in the config",
-    "aws_secret_access_key": "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+    # AWS's documented EXAMPLE keys are harmless look-alikes (see test_documented_examples_...)
+    "aws_access_key_id": "key AKIA2E0A8F3B244C9986 in the config",
+    "aws_secret_access_key": "aws_secret_access_key = q7Rt0ZbLm4Xk9Vw2Pn6Hc1Jy8Ds3Gf5Ae0Tu7Bi2",
     "openai_api_key": "use sk-proj-abcdefghijklmnopqrstuvwx1234 for calls",
     "github_token": "token ghp_abcdefghijklmnopqrstuvwxyz0123456789 works",
     "slack_token": "xoxb-123456789012-abcdefghij",
@@ -107,6 +108,11 @@ def test_each_secret_kind_is_found_and_redacted(name: str, text: str) -> None:
     cleaned = redact(text)
     assert f"[REDACTED:{name}]" in cleaned
     assert find_secrets(cleaned) == []
+
+
+def test_documented_example_keys_and_placeholders_are_not_secrets() -> None:
+    assert find_secrets("key AKIAIOSFODNN7EXAMPLE from the AWS docs") == []
+    assert find_secrets("OPENAI_API_KEY=<your-key>\npassword: ${DB_PASSWORD}") == []
 
 
 def test_json_style_and_connection_string_passwords() -> None:

@@ -136,6 +136,8 @@ def read_path(path: str | Path) -> ReadResult:
         result = reader(path)
     except OSError as e:
         raise DocumentError(source, f"cannot read file: {e.strerror or e}") from e
+    except RecursionError as e:
+        raise DocumentError(source, "structure nested too deeply to read") from e
     if isinstance(result, SourceDocument):
         return ReadResult(documents=[result])
     return result

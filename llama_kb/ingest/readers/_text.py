@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from llama_kb.errors import DocumentError
+from llama_kb.ingest.guards.limits import read_limited
 
 __all__ = [
     "decode_text",
@@ -28,9 +29,10 @@ _MAX_CONTROL_RATIO = 0.1
 
 
 def read_bytes(path: Path) -> bytes:
-    """The file's bytes; OS errors become :class:`~llama_kb.errors.DocumentError`."""
+    """The file's bytes; OS errors and refused files (special, over ``limits.max_file_bytes``)
+    become :class:`~llama_kb.errors.DocumentError`."""
     try:
-        return path.read_bytes()
+        return read_limited(path)
     except IsADirectoryError as e:
         raise DocumentError(str(path), "is a directory, not a file") from e
     except FileNotFoundError as e:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from llama_kb.errors import DocumentError
+from llama_kb.ingest.guards.limits import check_zip
 from llama_kb.ingest.readers._base import file_document
 from llama_kb.ingest.readers._sections import Sections
 from llama_kb.ingest.readers._text import dedupe, normalise_newlines, read_bytes
@@ -78,6 +79,7 @@ def read_docx(path: Path) -> SourceDocument:
     data = read_bytes(path)
     if not data.strip():
         raise DocumentError(str(path), "empty file")
+    check_zip(path, data)
     try:
         document = docx.Document(io.BytesIO(data))
     except Exception as e:  # BadZipFile, KeyError for missing parts, XML errors, ...

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from llama_kb.ingest.guards.limits import current_limits, json_depth
 from llama_kb.ingest.readers._base import ReadResult
 from llama_kb.ingest.readers._text import normalise_newlines, path_id, read_text_file
 from llama_kb.types import IngestFailure, Segment, SourceDocument
@@ -74,7 +75,8 @@ def read_jsonl(path: Path) -> ReadResult:
     (string; also kept in metadata) and ``metadata`` (object). Other keys are ignored. A line
     that is not valid JSON, not an object, misses ``id``/``text``, has a wrong type or repeats
     an earlier ``id`` is reported as a failure with source ``path:line`` and the rest of the
-    file is still read.
+    file is still read. A line nested deeper than ``limits.max_json_depth`` is refused
+    before parsing; lines past ``limits.max_records_per_file`` are skipped with one failure.
 
     Args:
         path: The file to read.
@@ -89,16 +91,27 @@ def read_jsonl(path: Path) -> ReadResult:
     source_path = path_id(path)
     result = ReadResult()
     first_line: dict[str, int] = {}
+    limits = current_limits()
     decode = json.JSONDecoder().decode
     for lineno, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
         source = f"{path}:{lineno}"
+        if len(first_line) >= limits.max_records_per_file:
+            reason = (
+                f"more than limits.max_records_per_file={limits.max_records_per_file:,} records"
+            )
+            result.failures.append(IngestFailure(source, reason + "; the rest is skipped"))
+            break
+        if json_depth(line) > limits.max_json_depth:
+            reason = f"JSON nested deeper than limits.max_json_depth={limits.max_json_depth}"
+            result.failures.append(IngestFailure(source, reason))
+            continue
         try:
             record = decode(line)
-        except json.JSONDecodeError as e:
-            reason = f"invalid JSON: {e.msg} (column {e.colno})"
-            result.failures.append(IngestFailure(source, reason))
+        except (json.JSONDecodeError, RecursionError) as e:
+            detail = f"{e.msg} (column {e.colno})" if isinstance(e, json.JSONDecodeError) else e
+            result.failures.append(IngestFailure(source, f"invalid JSON: {detail}"))
             continue
         try:
             document = _jsonl_document(record, source_path)

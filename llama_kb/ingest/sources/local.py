@@ -2,7 +2,9 @@
 
 Directories are walked recursively, keeping files whose suffix has a reader (see
 :func:`~llama_kb.ingest.readers.supported_suffixes`); hidden files and directories (names
-starting with ``.``) are skipped, and symbolic links to directories are not followed. A path
+starting with ``.``) are skipped, and symbolic links to directories are not followed.
+Special files (FIFO, device, socket) and symbolic links leading outside the walked directory
+are refused with a reason (see :func:`~llama_kb.ingest.guards.limits.walk_refusal`). A path
 named explicitly is always kept, whatever its type, so that reading it reports a clear error.
 
 ``include`` and ``exclude`` patterns are matched against a file's path relative to the
@@ -28,6 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from llama_kb.ingest.guards.limits import walk_refusal
 from llama_kb.ingest.readers import supported_suffixes
 from llama_kb.types import IngestFailure
 
@@ -143,8 +146,9 @@ def _walk(
             if exclude.match(relative) or (include and not include.match(relative)):
                 continue
             path = directory / name
-            if not path.is_file():
-                result.failures.append(IngestFailure(str(path), "broken symbolic link"))
+            refusal = walk_refusal(path, root)
+            if refusal:
+                result.failures.append(IngestFailure(str(path), refusal))
                 continue
             found.add(path.resolve())
 

@@ -1,0 +1,102 @@
+"""Guards on ingested input: resource limits, record validation and secret scanning.
+
+* :mod:`~llama_kb.ingest.guards.limits`: file size, special files, decompressed size (zip
+  bombs), text length, JSON depth; readers consult the active limits.
+* :mod:`~llama_kb.ingest.guards.records`: a document is validated whole before any write.
+* :mod:`~llama_kb.ingest.guards.secrets`: detect-secrets plugins plus precise patterns.
+
+:func:`screen_documents` applies record validation and the secret mode to what a reader
+returned; the pipeline calls it before it writes anything.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from llama_kb.config import LimitsConfig, SecretsConfig
+from llama_kb.ingest.guards.limits import current_limits, use_limits
+from llama_kb.ingest.guards.records import document_problem
+from llama_kb.ingest.guards.secrets import SecretFinding, SecretScanner
+from llama_kb.types import IngestFailure, Segment, SourceDocument
+
+__all__ = [
+    "Screened",
+    "SecretFinding",
+    "SecretScanner",
+    "current_limits",
+    "document_problem",
+    "screen_documents",
+    "use_limits",
+]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class Screened:
+    """Documents that may be written, and what was refused or flagged (by source)."""
+
+    documents: list[SourceDocument] = field(default_factory=list)
+    failures: list[IngestFailure] = field(default_factory=list)
+    warnings: list[IngestFailure] = field(default_factory=list)
+
+
+def screen_documents(
+    docs: Sequence[SourceDocument],
+    limits: LimitsConfig,
+    secrets: SecretsConfig,
+    scanner: SecretScanner | None = None,
+) -> Screened:
+    """Validate each document and apply the secret mode (see :class:`SecretsConfig`).
+
+    Reports name the document's file, the line within the document and the secret type;
+    never the secret.
+    """
+    result = Screened()
+    mode = secrets.documents
+    scanner = scanner or SecretScanner(entropy=secrets.entropy)
+    for doc in docs:
+        problem = document_problem(doc, limits)
+        if problem:
+            result.failures.append(IngestFailure(_where(doc), problem))
+            continue
+        findings = [] if mode == "off" else _scan(doc, scanner)
+        if not findings:
+            result.documents.append(doc)
+            continue
+        listed = "; ".join(f.describe() for f in findings[:10])
+        more = f" and {len(findings) - 10} more" if len(findings) > 10 else ""
+        if mode == "reject":
+            reason = f"contains secrets ({listed}{more}); remove them or set secrets.documents"
+            result.failures.append(IngestFailure(_where(doc), reason))
+            continue
+        action = "redacted" if mode == "redact" else "ingested anyway (secrets.documents=warn)"
+        result.warnings.append(IngestFailure(_where(doc), f"secrets {action}: {listed}{more}"))
+        logger.warning("%s: secrets %s: %s%s", _where(doc), action, listed, more)
+        result.documents.append(_redacted(doc, scanner) if mode == "redact" else doc)
+    return result
+
+
+def _where(doc: SourceDocument) -> str:
+    return doc.source_path if doc.doc_id == doc.source_path else f"{doc.source_path} ({doc.doc_id})"
+
+
+def _scan(doc: SourceDocument, scanner: SecretScanner) -> list[SecretFinding]:
+    """Findings with line numbers counted in ``doc.text`` (line 0: the title)."""
+    found = [dataclasses.replace(f, line=0) for f in scanner.scan(doc.title or "")]
+    offset = 0
+    for segment in doc.segments:
+        found.extend(
+            dataclasses.replace(f, line=f.line + offset) for f in scanner.scan(segment.text)
+        )
+        offset += segment.text.count("\n") + 2
+    return found
+
+
+def _redacted(doc: SourceDocument, scanner: SecretScanner) -> SourceDocument:
+    segments = tuple(Segment(scanner.redact(s.text), s.metadata) for s in doc.segments)
+    title = scanner.redact(doc.title) if doc.title else doc.title
+    return dataclasses.replace(doc, segments=segments, title=title)

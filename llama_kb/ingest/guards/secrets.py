@@ -1,0 +1,219 @@
+"""Secret detection on text: detect-secrets plugins plus precise credential patterns.
+
+:class:`SecretScanner` combines two detectors and reports :class:`SecretFinding` objects
+(line, type, character span) that never carry the secret itself:
+
+* the line-based plugins of ``detect-secrets`` (AWS, GitHub, GitLab, Slack, Stripe, Twilio,
+  JWT, private keys, basic auth, keyword assignments such as ``DB_PASSWORD=...`` and
+  ``password: ...``; optionally the quoted high-entropy-string plugin), with its heuristic
+  filters (UUIDs, sequential strings, templates, ``$VARIABLES`` ...);
+* :data:`PATTERNS`, precise expressions for formats detect-secrets misses (OpenAI and
+  Anthropic keys, Google API keys, bearer tokens, credentials in URLs, connection strings).
+
+Where both find the same secret the pattern's name wins, so names stay stable
+(``github_token``, ``credential_assignment`` ...); detect-secrets types are snake-cased
+(``secret_keyword``, ``stripe_access_key``). Hashes, UUIDs and ``data:`` URIs are not
+reported as high-entropy strings.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+__all__ = ["CREDENTIAL_WORDS", "PATTERNS", "SecretFinding", "SecretScanner", "SensitivePattern"]
+
+CREDENTIAL_WORDS = (
+    r"password|passwd|pwd|passphrase|secret|client[_-]?secret|api[_-]?key|apikey|"
+    r"access[_-]?key|secret[_-]?key|access[_-]?token|auth[_-]?token|refresh[_-]?token|"
+    r"api[_-]?token|private[_-]?key|account[_-]?key"
+)
+
+
+@dataclass(frozen=True)
+class SensitivePattern:
+    """A named regular expression for one kind of credential."""
+
+    name: str
+    regex: re.Pattern[str]
+
+
+def _p(name: str, pattern: str, flags: int = 0) -> SensitivePattern:
+    return SensitivePattern(name, re.compile(pattern, flags))
+
+
+PATTERNS: tuple[SensitivePattern, ...] = (
+    _p("private_key", r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"),
+    _p("aws_access_key_id", r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA)[0-9A-Z]{16}\b"),
+    _p(
+        "aws_secret_access_key",
+        r"aws_?secret_?access_?key\W{0,3}[=:]\s*['\"]?[A-Za-z0-9/+]{40}\b",
+        re.IGNORECASE,
+    ),
+    _p("openai_api_key", r"\bsk-(?:proj-|ant-|live-|test-)?[A-Za-z0-9_-]{20,}"),
+    _p("github_token", r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})"),
+    _p("slack_token", r"\bxox[abposr]-[A-Za-z0-9-]{10,}"),
+    _p("google_api_key", r"\bAIza[0-9A-Za-z_-]{35}\b"),
+    _p("jwt", r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
+    _p("huggingface_token", r"\bhf_[A-Za-z0-9]{30,}"),
+    # A bearer token has a digit or is long, which keeps "bearer authentication" out.
+    _p(
+        "bearer_token",
+        r"\bbearer\s+(?P<value>(?=[A-Za-z0-9._~+/-]*\d|[A-Za-z0-9._~+/-]{20})"
+        r"[A-Za-z0-9._~+/-]{8,}=*)",
+        re.IGNORECASE,
+    ),
+    _p("basic_auth", r"\bbasic\s+(?P<value>[A-Za-z0-9+/]{16,}={0,2})", re.IGNORECASE),
+    _p("credentials_in_url", r"\b[a-z][a-z0-9+.-]*://[^\s/:@'\"]+:(?P<value>[^\s/@'\"]+)@[^\s/]"),
+    _p("netrc_password", r"\bmachine\s+\S+\s+login\s+\S+\s+password\s+(?P<value>\S+)"),
+    # password=..., DB_PASSWORD=..., api_key: "..." (quoted), Password=...; in connection strings.
+    _p(
+        "credential_assignment",
+        rf"(?:\b|_)(?:{CREDENTIAL_WORDS})\s*=\s*['\"]?(?P<value>[^\s'\";,]{{3,}})",
+        re.IGNORECASE,
+    ),
+    _p(
+        "credential_assignment",
+        rf"['\"]?(?:\b|_)(?:{CREDENTIAL_WORDS})['\"]?\s*:\s*"
+        rf"(?:['\"](?P<value>[^'\"\s]{{3,}})['\"]|(?P<bare>[^\s'\"]{{8,}}))",
+        re.IGNORECASE,
+    ),
+)
+
+# Values that stand for a secret without being one: placeholders, variables, code references.
+_PLACEHOLDER = re.compile(
+    r"example|your[-_ ]|<[^>]*>|\$\{|\{\{|^\$|x{4,}|\*{3,}|placeholder|redacted|"
+    r"^(?!.*\d)[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+(?:\(.*\))?$|^[A-Za-z_][\w.]*[\[(]",
+    re.IGNORECASE,
+)
+_SRI = re.compile(r"sha(?:256|384|512)-")
+
+# Lines without any of these cannot hold a secret any detector reports: skip them cheaply.
+_CANDIDATE = re.compile(
+    r"[A-Za-z0-9_+/=.-]{16,}|pass|pwd|secret|token|key|auth|cred|://|bearer", re.IGNORECASE
+)
+_HEX = re.compile(r"^[0-9a-fA-F]+$")
+_ENTROPY_TYPES = frozenset({"base64_high_entropy_string", "hex_high_entropy_string"})
+# detect-secrets plugins left out: public IPs are not credentials, hex strings are hashes.
+_DISABLED_PLUGINS = ("IPPublicDetector", "HexHighEntropyString")
+# Keyword rules of detect-secrets depend on the file type; config-file rules cover prose too.
+_KEYWORD_FILENAME = "document.yaml"
+_LOCK = threading.Lock()  # detect-secrets keeps its settings in a process-wide global
+
+
+@dataclass(frozen=True)
+class SecretFinding:
+    """One secret found in a text; it holds where and what kind, never the secret.
+
+    Attributes:
+        line: 1-based line number in the scanned text (0: the document title).
+        type: Snake-case secret type, e.g. ``"aws_access_key_id"``, ``"secret_keyword"``.
+        start: Offset of the secret in its line.
+        end: Offset just past the secret in its line.
+    """
+
+    line: int
+    type: str
+    start: int
+    end: int
+
+    def describe(self) -> str:
+        """``line N: <type>`` (``title: <type>`` for line 0) for reports."""
+        return f"{f'line {self.line}' if self.line else 'title'}: {self.type}"
+
+
+class SecretScanner:
+    """Finds and redacts secrets in text.
+
+    Args:
+        entropy: Also report quoted high-entropy base64 strings (detect-secrets'
+            ``Base64HighEntropyString`` at its default limit 4.5), except ``data:`` URIs.
+    """
+
+    def __init__(self, entropy: bool = True) -> None:
+        self.entropy = entropy
+
+    def scan(self, text: str) -> list[SecretFinding]:
+        """Every secret in ``text``, ordered by line and position."""
+        lines = text.split("\n")
+        candidates = [(n, line) for n, line in enumerate(lines, 1) if _CANDIDATE.search(line)]
+        if not candidates:
+            return []
+        found: list[SecretFinding] = []
+        # PATTERNS go first, most specific first: a later finding overlapping one kept is dropped
+        for n, line in candidates:
+            _keep_disjoint(found, _pattern_findings(n, line))
+        _keep_disjoint(found, self._plugin_findings(candidates))
+        return sorted(found, key=lambda f: (f.line, f.start, f.type))
+
+    def types(self, text: str) -> list[str]:
+        """Secret types in ``text``, sorted, without duplicates."""
+        return sorted({f.type for f in self.scan(text)})
+
+    def redact(self, text: str) -> str:
+        """``text`` with every secret replaced by ``[REDACTED:<type>]``."""
+        findings = self.scan(text)
+        if not findings:
+            return text
+        lines = text.split("\n")
+        for finding in sorted(findings, key=lambda f: (f.line, -f.start)):
+            line = lines[finding.line - 1]
+            if finding.end > len(line):
+                continue
+            lines[finding.line - 1] = (
+                line[: finding.start] + f"[REDACTED:{finding.type}]" + line[finding.end :]
+            )
+        return "\n".join(lines)
+
+    def _plugin_findings(self, lines: list[tuple[int, str]]) -> Iterator[SecretFinding]:
+        from detect_secrets.core.scan import _process_line_based_plugins
+        from detect_secrets.settings import default_settings
+
+        with _LOCK, default_settings() as settings:
+            disabled = _DISABLED_PLUGINS + (() if self.entropy else ("Base64HighEntropyString",))
+            settings.disable_plugins(*disabled)
+            secrets = list(_process_line_based_plugins(lines=lines, filename=_KEYWORD_FILENAME))
+        text_of = dict(lines)
+        for secret in secrets:
+            kind = re.sub(r"\W+", "_", secret.type.strip().lower())
+            value = secret.secret_value or ""
+            line = text_of.get(secret.line_number, "")
+            start = line.find(value) if value else -1
+            if _PLACEHOLDER.search(value) or (
+                kind in _ENTROPY_TYPES and _harmless_blob(value, line, start)
+            ):
+                continue
+            if start < 0:  # a multi-part secret (basic auth): redact the whole line
+                start, end = 0, len(line)
+            else:
+                end = start + len(value)
+            yield SecretFinding(secret.line_number, kind, start, end)
+
+
+def _pattern_findings(number: int, line: str) -> Iterator[SecretFinding]:
+    for pattern in PATTERNS:
+        for match in pattern.regex.finditer(line):
+            groups = match.groupdict()
+            value = groups.get("value") or groups.get("bare") or match.group(0)
+            if not _PLACEHOLDER.search(value):
+                yield SecretFinding(number, pattern.name, match.start(), match.end())
+
+
+def _keep_disjoint(kept: list[SecretFinding], new: Iterator[SecretFinding]) -> None:
+    for finding in new:
+        if not any(
+            k.line == finding.line and k.start < finding.end and finding.start < k.end for k in kept
+        ):
+            kept.append(finding)
+
+
+def _harmless_blob(value: str, line: str, start: int) -> bool:
+    """Hashes, integrity digests and inline images look random but are not secrets."""
+    return (
+        bool(_HEX.match(value))
+        or "base64," in line
+        or len(value) > 200
+        or bool(_SRI.match(value) or _SRI.search(line[max(0, start - 7) : max(0, start)]))
+    )

@@ -1,0 +1,208 @@
+"""The SQLite graph store's file: schema, connection, locking and transactions.
+
+:class:`SQLiteDatabase` owns the one ``sqlite3`` connection a
+:class:`~llama_kb.stores.sqlite_graph.SQLitePropertyGraphStore` shares between threads.
+Reads run under its lock; each write is one ``BEGIN IMMEDIATE`` transaction that bumps the
+``revision`` counter in the ``meta`` table when it changed rows.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from llama_kb.errors import BackendError
+
+logger = logging.getLogger(__name__)
+
+SCHEMA_VERSION = 1
+"""Stored in ``PRAGMA user_version``; bumped whenever the table layout changes."""
+
+
+_SCHEMA = (
+    """
+    CREATE TABLE nodes (
+        uri TEXT PRIMARY KEY,
+        node_type TEXT NOT NULL,
+        name TEXT,
+        name_ci TEXT,
+        content TEXT,
+        metadata JSON NOT NULL DEFAULT '{}' CHECK (json_valid(metadata)),
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+    )
+    """,
+    "CREATE INDEX idx_nodes_node_type ON nodes(node_type)",
+    "CREATE INDEX idx_nodes_name ON nodes(name)",
+    "CREATE INDEX idx_nodes_name_ci ON nodes(name_ci)",
+    # The UNIQUE constraint's index starts with source_uri, so it also serves lookups by source.
+    """
+    CREATE TABLE relations (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        source_uri TEXT NOT NULL,
+        target_uri TEXT NOT NULL,
+        relation_type TEXT NOT NULL,
+        weight REAL NOT NULL DEFAULT 1.0 CHECK (weight BETWEEN 0 AND 1),
+        metadata JSON NOT NULL DEFAULT '{}' CHECK (json_valid(metadata)),
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        FOREIGN KEY (source_uri) REFERENCES nodes(uri) ON DELETE CASCADE,
+        FOREIGN KEY (target_uri) REFERENCES nodes(uri) ON DELETE CASCADE,
+        UNIQUE (source_uri, target_uri, relation_type)
+    )
+    """,
+    "CREATE INDEX idx_relations_target ON relations(target_uri)",
+    "CREATE INDEX idx_relations_type ON relations(relation_type)",
+    "CREATE TABLE meta (key TEXT PRIMARY KEY, value) WITHOUT ROWID",
+    "INSERT INTO meta(key, value) VALUES ('revision', 0)",
+    f"PRAGMA user_version = {SCHEMA_VERSION}",
+)
+
+
+class SQLiteDatabase:
+    """One SQLite graph file, opened (and its schema created or checked) on construction.
+
+    Args:
+        path: The database file, created (with its parent directories) if missing, or
+            ``":memory:"``.
+        timeout: Seconds to wait for another process's write lock before failing.
+
+    Raises:
+        BackendError: The file is not an SQLite database, belongs to another application, or
+            was written by a newer llama-kb.
+    """
+
+    def __init__(self, path: str | Path, *, timeout: float = 30.0) -> None:
+        self._path = str(path)
+        self._lock = threading.RLock()
+        self._conn: sqlite3.Connection | None = None
+        if self._path != ":memory:":
+            Path(self._path).parent.mkdir(parents=True, exist_ok=True)
+        try:
+            conn = sqlite3.connect(
+                self._path, timeout=timeout, check_same_thread=False, isolation_level=None
+            )
+        except sqlite3.Error as e:
+            raise BackendError(f"Cannot open the SQLite graph store at {self._path}: {e}") from e
+        try:
+            conn.execute("PRAGMA foreign_keys = ON")
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")
+            self._conn = conn
+            self._ensure_schema()
+        except BaseException as e:
+            conn.close()
+            self._conn = None
+            if isinstance(e, sqlite3.DatabaseError):
+                raise BackendError(
+                    f"{self._path} is not a usable SQLite database ({e}). "
+                    "Point the graph store at a new file or at one llama-kb created."
+                ) from e
+            raise
+        logger.debug("opened SQLite graph store %s", self._path)
+
+    @property
+    def path(self) -> str:
+        """The database file (or ``":memory:"``)."""
+        return self._path
+
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`close` has been called."""
+        return self._conn is None
+
+    def close(self) -> None:
+        """Close the database connection; further calls raise :class:`BackendError`."""
+        with self._lock:
+            if self._conn is not None:
+                try:
+                    self._conn.execute("PRAGMA optimize")  # refresh planner statistics
+                except sqlite3.Error:  # pragma: no cover - best effort
+                    logger.debug("PRAGMA optimize failed on %s", self._path, exc_info=True)
+                self._conn.close()
+                self._conn = None
+                logger.debug("closed SQLite graph store %s", self._path)
+
+    def connection(self) -> sqlite3.Connection:
+        """The open connection.
+
+        Raises:
+            BackendError: The database was closed.
+        """
+        if self._conn is None:
+            raise BackendError(f"The SQLite graph store {self._path} is closed; open a new one.")
+        return self._conn
+
+    @contextmanager
+    def read(self) -> Iterator[sqlite3.Connection]:
+        """The connection, under the lock; SQLite errors become :class:`BackendError`."""
+        with self._lock:
+            conn = self.connection()
+            try:
+                yield conn
+            except sqlite3.Error as e:
+                raise BackendError(f"SQLite graph store {self._path}: {e}") from e
+
+    @contextmanager
+    def write(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction; bumps the revision when rows changed, rolls back on error."""
+        with self._lock:
+            conn = self.connection()
+            before = conn.total_changes
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+            except sqlite3.Error as e:
+                raise BackendError(
+                    f"Cannot write to the SQLite graph store {self._path}: {e}. "
+                    "Another process may hold the write lock; retry later."
+                ) from e
+            try:
+                yield conn
+                if conn.total_changes != before:
+                    conn.execute("UPDATE meta SET value = value + 1 WHERE key = 'revision'")
+                conn.execute("COMMIT")
+            except BaseException as e:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                if isinstance(e, sqlite3.Error):
+                    raise BackendError(f"SQLite graph store {self._path}: {e}") from e
+                raise
+
+    def _ensure_schema(self) -> None:
+        conn = self.connection()
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version == SCHEMA_VERSION:
+            return
+        if version > SCHEMA_VERSION:
+            raise BackendError(
+                f"{self._path} was written by a newer llama-kb (graph schema {version}; this "
+                f"version reads up to {SCHEMA_VERSION}). Upgrade llama-kb."
+            )
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            # Re-read inside the lock: another process may have created the schema meanwhile.
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            if version == 0:
+                tables = conn.execute(
+                    "SELECT count(*) FROM sqlite_master WHERE type = 'table' "
+                    "AND name NOT LIKE 'sqlite_%'"
+                ).fetchone()[0]
+                if tables:
+                    raise BackendError(
+                        f"{self._path} is an SQLite database of another application, not a "
+                        "llama-kb graph store. Choose another file."
+                    )
+                for statement in _SCHEMA:
+                    conn.execute(statement)
+                logger.info("created SQLite graph store %s (schema %d)", self._path, SCHEMA_VERSION)
+            elif version != SCHEMA_VERSION:
+                raise BackendError(f"{self._path}: unknown graph schema version {version}.")
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise

@@ -1,0 +1,102 @@
+"""Cost-bounded traversal over the SQLite tables (seed 003).
+
+The search itself is :func:`~llama_kb.stores.traversal.cost_bounded_search`; this module
+loads a whole frontier's relations per SQL query and resolves the relations it picked.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable
+from typing import Any
+
+from llama_index.core.graph_stores.types import Relation
+
+from llama_kb.stores._sqlite_db import SQLiteDatabase
+from llama_kb.stores._sqlite_reads import _nodes_by_uri
+from llama_kb.stores._sqlite_rows import _chunks, _marks, _relation_from_row, _unique
+from llama_kb.stores.traversal import Adjacency, Direction, TraversalStep, cost_bounded_search
+
+
+def traverse(
+    db: SQLiteDatabase,
+    start_ids: Iterable[str],
+    max_cost: float,
+    max_hops: int,
+    max_nodes: int,
+    relation_types: Iterable[str] | None,
+    direction: Direction,
+) -> list[TraversalStep]:
+    """See :meth:`llama_kb.stores.graph.KBGraphStore.traverse`."""
+    types = None if relation_types is None else _unique(relation_types)
+    with db.read() as conn:
+
+        def load(uris: list[str], adjacency: Adjacency) -> None:
+            _load_adjacency(conn, uris, adjacency, types, direction)
+
+        def resolve(rel_ids: list[Any]) -> dict[Any, Relation]:
+            return _relations_by_id(conn, rel_ids)
+
+        def existing(uris: set[str]) -> set[str]:
+            return set(_nodes_by_uri(conn, uris, rows_only=True))
+
+        return cost_bounded_search(
+            start_ids,
+            load,
+            resolve,
+            existing,
+            max_cost,
+            max_hops,
+            max_nodes,
+            relation_types=types,
+            direction=direction,
+        )
+
+
+def _relations_by_id(conn: sqlite3.Connection, ids: list[int]) -> dict[int, Relation]:
+    found: dict[int, Relation] = {}
+    for chunk in _chunks(_unique(ids)):
+        for row in conn.execute(
+            "SELECT id, source_uri, target_uri, relation_type, weight, metadata "
+            f"FROM relations WHERE id IN ({_marks(chunk)})",
+            chunk,
+        ):
+            found[row[0]] = _relation_from_row(*row[1:])
+    return found
+
+
+def _load_adjacency(
+    conn: sqlite3.Connection,
+    uris: list[str],
+    adjacency: Adjacency,
+    types: list[str] | None,
+    direction: Direction,
+) -> None:
+    """Load the relations of ``uris`` into ``adjacency`` as (weight, other, type, id)."""
+    for uri in uris:
+        adjacency[uri] = []
+    # "+" keeps SQLite on the endpoint indexes instead of the (unselective) type index.
+    type_sql = f" AND +relation_type IN ({_marks(types)})" if types else ""
+    for chunk in _chunks(uris):
+        marks = _marks(chunk)
+        if direction == "out":
+            where, params = f"source_uri IN ({marks})", list(chunk)
+        elif direction == "in":
+            where, params = f"target_uri IN ({marks})", list(chunk)
+        else:
+            where = f"(source_uri IN ({marks}) OR target_uri IN ({marks}))"
+            params = [*chunk, *chunk]
+        rows = conn.execute(
+            "SELECT id, source_uri, target_uri, relation_type, weight FROM relations "
+            f"WHERE {where}{type_sql}",
+            [*params, *(types or [])],
+        )
+        for rel_id, source, target, rel_type, weight in rows:
+            if source == target:
+                continue
+            if direction != "in" and source in adjacency:
+                adjacency[source].append((weight, target, rel_type, rel_id))
+            if direction != "out" and target in adjacency:
+                adjacency[target].append((weight, source, rel_type, rel_id))
+    for uri in uris:
+        adjacency[uri].sort()

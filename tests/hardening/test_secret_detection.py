@@ -1,0 +1,120 @@
+"""Secret detection: recall and false positives on the planted corpus, the four modes on
+documents and knowledge, and reports that never carry a secret."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hardening_helpers import snapshot
+from llama_index.core.base.embeddings.base import BaseEmbedding
+
+from benchmarks.secret_corpus import HARMLESS, SECRETS
+from benchmarks.secrets_bench import evaluate
+from llama_kb import KnowledgeBase
+from llama_kb.config import KBConfig, SecretsConfig
+from llama_kb.ingest.guards import SecretScanner
+
+SECRET_LINE = "export STRIPE_KEY=sk_live_4Qz8vR2mXw9LpT3nKb7YcD1s"
+SECRET_VALUE = "sk_live_4Qz8vR2mXw9LpT3nKb7YcD1s"
+
+
+def test_recall_and_false_positives_on_the_planted_corpus() -> None:
+    assert len(SECRETS) >= 60 and len(HARMLESS) >= 40
+    assert len({c.kind for c in SECRETS}) >= 25
+    result = evaluate()
+    missed = [c.kind for c in result["missed"]]  # type: ignore[attr-defined]
+    flagged = [c.text for c in result["flagged"]]  # type: ignore[attr-defined]
+    assert result["recall"] >= 0.95, missed
+    assert result["fp_rate"] <= 0.05, flagged
+
+
+@pytest.mark.parametrize("case", SECRETS, ids=[f"{i}-{c.kind}" for i, c in enumerate(SECRETS)])
+def test_redaction_removes_each_planted_secret(case: object) -> None:
+    scanner = SecretScanner()
+    cleaned = scanner.redact(case.text)  # type: ignore[attr-defined]
+    assert "[REDACTED:" in cleaned
+    assert scanner.scan(cleaned) == []
+
+
+def test_findings_name_line_and_type_only() -> None:
+    text = "intro\n\nsome words\n" + SECRET_LINE + "\nmore"
+    [finding] = SecretScanner().scan(text)
+    assert (finding.line, finding.type) == (4, "stripe_access_key")
+    assert SECRET_VALUE not in repr(finding)
+
+
+def _kb(tmp_path: Path, embedding: BaseEmbedding, mode: str) -> KnowledgeBase:
+    config = KBConfig(path=tmp_path / mode, secrets=SecretsConfig(documents=mode, knowledge=mode))
+    return KnowledgeBase.open(config=config, embedding=embedding)
+
+
+@pytest.fixture
+def doc(tmp_path: Path) -> Path:
+    path = tmp_path / "deploy.md"
+    path.write_text(
+        f"# Deploy\n\nSet the key first:\n\n{SECRET_LINE}\n\nThen deploy the turbine.\n"
+    )
+    return path
+
+
+def _stored_text(kb: KnowledgeBase) -> str:
+    return "\n".join(text for _, text, _ in kb.vectors.iter_chunks())
+
+
+def test_mode_reject_refuses_the_document(tmp_path: Path, embedding: BaseEmbedding, doc: Path):
+    with _kb(tmp_path, embedding, "reject") as kb:
+        report = kb.ingest(doc)
+        assert not report.added
+        [failure] = report.failed
+        assert failure.source == str(doc.resolve())
+        assert "line 5: stripe_access_key" in failure.reason
+        assert SECRET_VALUE not in json.dumps(report.to_dict())
+        assert kb.vectors.count() == 0
+
+
+def test_mode_redact_stores_the_text_without_the_secret(
+    tmp_path: Path, embedding: BaseEmbedding, doc: Path
+) -> None:
+    with _kb(tmp_path, embedding, "redact") as kb:
+        report = kb.ingest(doc)
+        assert report.ok and len(report.added) == 1
+        assert "line 5: stripe_access_key" in report.warnings[0].reason
+        stored = _stored_text(kb)
+        assert SECRET_VALUE not in stored
+        assert "[REDACTED:stripe_access_key]" in stored and "deploy the turbine" in stored
+        assert SECRET_VALUE not in json.dumps(report.to_dict())
+
+
+def test_mode_warn_and_off_store_the_text(
+    tmp_path: Path, embedding: BaseEmbedding, doc: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    with _kb(tmp_path, embedding, "warn") as kb:
+        report = kb.ingest(doc)
+        assert report.ok and report.warnings and SECRET_VALUE in _stored_text(kb)
+    assert "stripe_access_key" in caplog.text and SECRET_VALUE not in caplog.text
+    with _kb(tmp_path, embedding, "off") as kb:
+        report = kb.ingest(doc)
+        assert report.ok and not report.warnings and SECRET_VALUE in _stored_text(kb)
+
+
+def test_default_mode_redacts_documents(tmp_path: Path, kb: KnowledgeBase, doc: Path) -> None:
+    report = kb.ingest(doc)
+    assert report.ok and report.warnings
+    assert SECRET_VALUE not in _stored_text(kb)
+
+
+@pytest.mark.parametrize(
+    ("mode", "loaded"), [("reject", 0), ("redact", 0), ("warn", 1), ("off", 1)]
+)
+def test_knowledge_modes(tmp_path: Path, embedding: BaseEmbedding, mode: str, loaded: int) -> None:
+    piece = {"piece_id": "p", "content": SECRET_LINE, "knowledge_type": "procedure"}
+    with _kb(tmp_path, embedding, mode) as kb:
+        before = snapshot(kb)
+        report = kb.load_knowledge({"pieces": [piece]})
+        assert kb.knowledge.pieces.count() == loaded
+        if not loaded:
+            assert "stripe_access_key" in report.skipped[0].reason
+            assert SECRET_VALUE not in report.skipped[0].reason
+            assert snapshot(kb) == before

@@ -1,0 +1,237 @@
+"""Tests for the embedded SQLite graph store: persistence, schema, threads, names."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import threading
+from pathlib import Path
+
+import pytest
+from llama_index.core.graph_stores.types import ChunkNode, EntityNode
+from sqlite_helpers import chain, reached, rel, triples
+
+import llama_kb.stores.sqlite_graph as sqlite_graph
+from llama_kb.errors import BackendError, NotSupportedError
+from llama_kb.stores.sqlite_graph import SQLitePropertyGraphStore
+
+pytest_plugins = ["sqlite_fixtures"]  # db_path, store, movie_graph
+
+# The directory holding the ``llama_kb`` package under test, for child processes.
+PACKAGE_ROOT = Path(sqlite_graph.__file__).absolute().parents[2]
+
+
+# ------------------------------------------------------------------------------------------
+# persistence, schema, concurrency
+
+
+def test_persists_across_instances(db_path: Path) -> None:
+    with SQLitePropertyGraphStore(db_path) as first:
+        first.upsert_nodes([EntityNode(name="A", properties={"k": "v"})])
+        first.upsert_relations([rel("A", "r", "B", 0.3)])
+        revision = first.revision
+    with SQLitePropertyGraphStore(db_path) as second:
+        assert second.get(ids=["A"])[0].properties == {"k": "v"}
+        assert list(second.iter_relations()) == [("A", "B", "r", 0.3)]
+        assert second.revision == revision
+
+
+def test_persists_across_processes(db_path: Path, tmp_path: Path) -> None:
+    code = textwrap.dedent(
+        f"""
+        from llama_index.core.graph_stores.types import ChunkNode, Relation
+        from llama_kb.stores.sqlite_graph import SQLitePropertyGraphStore
+        with SQLitePropertyGraphStore({str(db_path)!r}) as s:
+            s.upsert_nodes([ChunkNode(text="from a child", id_="chunk://x#0")])
+            s.upsert_relations([Relation(label="PART_OF", source_id="chunk://x#0",
+                                         target_id="doc:x", properties={{"weight": 0.0}})])
+        """
+    )
+    with SQLitePropertyGraphStore(db_path) as store:
+        before = store.revision
+        env = {**os.environ, "PYTHONPATH": str(PACKAGE_ROOT)}
+        subprocess.run([sys.executable, "-c", code], check=True, cwd=tmp_path, env=env, timeout=120)
+        assert store.revision > before  # the same open store sees the other process's write
+        [chunk] = store.get(ids=["chunk://x#0"])
+        assert chunk.text == "from a child"
+        assert list(store.iter_relations()) == [("chunk://x#0", "doc:x", "PART_OF", 0.0)]
+
+
+def test_schema_pragmas_and_foreign_keys(store: SQLitePropertyGraphStore, db_path: Path) -> None:
+    conn = store.client
+    assert conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == 1
+    with pytest.raises(sqlite3.IntegrityError):
+        conn.execute(
+            "INSERT INTO relations (source_uri, target_uri, relation_type, created_at,"
+            " updated_at) VALUES ('nope', 'nada', 'r', '', '')"
+        )
+    indexes = {r[1] for r in conn.execute("SELECT * FROM sqlite_master WHERE type = 'index'")}
+    assert {"idx_relations_target", "idx_relations_type", "idx_nodes_name_ci"} <= indexes
+    schema = store.get_schema()
+    assert schema["schema_version"] == 1
+
+
+def test_get_schema_counts(movie_graph: SQLitePropertyGraphStore) -> None:
+    schema = movie_graph.get_schema()
+    assert schema["node_labels"] == {"film": 1, "person": 3, "studio": 1}
+    assert schema["relation_types"]["starred_in"] == 2
+    assert "person" in movie_graph.get_schema_str()
+
+
+def test_refuses_foreign_and_newer_databases(tmp_path: Path) -> None:
+    other = tmp_path / "other.sqlite"
+    with sqlite3.connect(other) as conn:
+        conn.execute("CREATE TABLE t (x)")
+    with pytest.raises(BackendError, match="another application"):
+        SQLitePropertyGraphStore(other)
+    newer = tmp_path / "newer.sqlite"
+    with sqlite3.connect(newer) as conn:
+        conn.execute("PRAGMA user_version = 99")
+    with pytest.raises(BackendError, match="newer llama-kb"):
+        SQLitePropertyGraphStore(newer)
+    junk = tmp_path / "junk.sqlite"
+    junk.write_bytes(b"this is not a database at all" * 100)
+    with pytest.raises(BackendError, match="not a usable SQLite database"):
+        SQLitePropertyGraphStore(junk)
+
+
+def test_memory_store_and_close() -> None:
+    store = SQLitePropertyGraphStore(":memory:")
+    store.upsert_nodes([EntityNode(name="A")])
+    assert store.count_nodes() == 1
+    store.close()
+    assert store.closed
+    with pytest.raises(BackendError, match="closed"):
+        store.count_nodes()
+    store.close()  # idempotent
+
+
+def test_persist_is_a_no_op(store: SQLitePropertyGraphStore, tmp_path: Path) -> None:
+    store.persist(str(tmp_path / "ignored.json"))
+    assert not (tmp_path / "ignored.json").exists()
+
+
+def test_concurrent_reads_and_writes_from_threads(store: SQLitePropertyGraphStore) -> None:
+    chain(store, *[(f"n{i}", f"n{i + 1}", 0.1) for i in range(50)])
+    errors: list[BaseException] = []
+
+    def reader() -> None:
+        try:
+            for _ in range(30):
+                assert len(store.traverse(["n0"], max_cost=0.35, max_hops=10)) == 3
+                assert len(store.get_triplets(ids=["n10"])) == 2
+                assert store.find_nodes_by_name(["N5"])[0].id == "n5"
+        except BaseException as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    def writer() -> None:
+        try:
+            for i in range(30):
+                store.upsert_nodes([EntityNode(name=f"extra{i}")])
+        except BaseException as e:  # pragma: no cover
+            errors.append(e)
+
+    threads = [threading.Thread(target=reader) for _ in range(6)]
+    threads.append(threading.Thread(target=writer))
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert store.count_nodes() == 51 + 30
+
+
+async def test_async_methods_run_in_threads(movie_graph: SQLitePropertyGraphStore) -> None:
+    nodes, triplets, steps = await asyncio.gather(
+        movie_graph.aget(ids=["Sirk"]),
+        movie_graph.aget_triplets(entity_names=["Sirk"]),
+        movie_graph.atraverse(["Sirk"], max_cost=0.5),
+    )
+    assert [n.id for n in nodes] == ["Sirk"]
+    assert len(triplets) == 1
+    assert reached(steps) == {"Obsession": 0.5}
+    assert len(await movie_graph.aget_rel_map(nodes, depth=1)) == 1
+
+
+# ------------------------------------------------------------------------------------------
+# names and hostile strings
+
+HOSTILE = [
+    'O\'Brien "Bob"',
+    "'); DROP TABLE nodes; --",
+    "MATCH (n) DETACH DELETE n",
+    "a%b_c\\d",
+    "?, ?",
+    "ünïcødé 名前",
+]
+
+
+def test_hostile_strings_are_stored_verbatim(store: SQLitePropertyGraphStore) -> None:
+    store.upsert_nodes([EntityNode(name=n, properties={n: n}) for n in HOSTILE])
+    store.upsert_relations([rel(EntityNode(name=n).id, n, "target", 0.5) for n in HOSTILE])
+    assert store.count_nodes() == len(HOSTILE) + 1
+    for name in HOSTILE:
+        node_id = EntityNode(name=name).id
+        [node] = store.find_nodes_by_name([name], case_sensitive=True)
+        assert (node.name, node.id, node.properties) == (name, node_id, {name: name})
+        assert [n.id for n in store.get(properties={name: name})] == [node_id]
+        assert triples(store.get_triplets(relation_names=[name])) == [(node_id, name, "target")]
+        assert triples(store.get_triplets(entity_names=[name])) == [(node_id, name, "target")]
+        assert reached(store.traverse([node_id], relation_types=[name])) == {"target": 0.5}
+    store.delete(entity_names=[HOSTILE[1]])
+    assert store.count_nodes() == len(HOSTILE)
+    tables = {r[0] for r in store.client.execute("SELECT name FROM sqlite_master")}
+    assert {"nodes", "relations", "meta"} <= tables
+
+
+def test_find_nodes_by_name(store: SQLitePropertyGraphStore) -> None:
+    store.upsert_nodes(
+        [
+            EntityNode(name="Douglas Sirk", label="person"),
+            EntityNode(name="douglas sirk", label="alias"),
+            EntityNode(name="Straße"),
+            ChunkNode(text="Douglas Sirk", id_="c1"),
+        ]
+    )
+    found = store.find_nodes_by_name(["DOUGLAS SIRK"])
+    assert [(n.name, n.label) for n in found] == [
+        ("Douglas Sirk", "person"),
+        ("douglas sirk", "alias"),
+    ]  # type: ignore[attr-defined]
+    assert [n.label for n in store.find_nodes_by_name(["douglas SIRK"], label="alias")] == ["alias"]
+    assert store.find_nodes_by_name(["DOUGLAS SIRK"], case_sensitive=True) == []
+    assert [n.id for n in store.find_nodes_by_name(["strasse"])] == ["Straße"]
+    ordered = store.find_nodes_by_name(["straße", "Douglas Sirk"], case_sensitive=False)
+    assert [n.id for n in ordered] == ["Straße", "Douglas Sirk", "douglas sirk"]
+    assert store.find_nodes_by_name([]) == []
+
+
+def test_named_nodes_and_incoming(movie_graph: SQLitePropertyGraphStore) -> None:
+    s = movie_graph
+    s.upsert_nodes([ChunkNode(text="chunk", id_="c1")])
+    assert s.named_nodes(labels=["studio", "film"]) == [
+        ("Obsession", "Obsession", "film"),
+        ("Universal", "Universal", "studio"),
+    ]
+    assert s.named_nodes(ids=["Sirk", "c1"]) == [("Sirk", "Sirk", "person")]
+    assert len(s.named_nodes()) == 5
+    assert s.named_nodes(labels=[]) == []
+    assert s.nodes_with_incoming(["Sirk", "Obsession", "Universal", "nope"]) == {
+        "Obsession",
+        "Universal",
+    }
+
+
+def test_structured_and_vector_queries_are_not_supported(store: SQLitePropertyGraphStore) -> None:
+    with pytest.raises(NotSupportedError, match="Cypher"):
+        store.structured_query("MATCH (n) RETURN n")
+    with pytest.raises(NotSupportedError):
+        store.vector_query(None)  # type: ignore[arg-type]
+    assert not store.supports_structured_queries
+    assert not store.supports_vector_queries
