@@ -1,4 +1,4 @@
-"""``python -m benchmarks {ingest,retrieval,backends,mcp,import,observability} ...``."""
+"""``python -m benchmarks {ingest,retrieval,facts,backends,mcp,import,observability} ...``."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks")
     parser.add_argument(
         "benchmark",
-        choices=["ingest", "retrieval", "backends", "mcp", "import", "observability"],
+        choices=["ingest", "retrieval", "facts", "backends", "mcp", "import", "observability"],
     )
     parser.add_argument("--dataset", type=Path, default=DEFAULT_DATASET)
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results"))
@@ -39,6 +39,10 @@ def main() -> None:
         from benchmarks import backends_bench
 
         backends_bench.run(args.dataset, args.out)
+    elif args.benchmark == "facts":
+        from benchmarks import facts_bench
+
+        facts_bench.run(args.dataset, args.out, kb_dir=args.kb, limit=args.limit)
     elif args.benchmark == "observability":
         from benchmarks import observability_bench
 

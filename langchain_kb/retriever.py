@@ -37,10 +37,12 @@ TOOL_DESCRIPTION = (
 class UnifiedKBRetriever(BaseRetriever):
     """Chunks and graph facts from a llama-kb knowledge base, as LangChain ``Document`` s.
 
-    Returns at most ``k`` documents: the best chunks (``metadata["kind"] == "chunk"``) and,
-    when the graph found facts and ``k > 1``, one last document holding them
-    (``kind == "facts"``, one fact per line, the triples in ``metadata["facts"]``, at most
-    ``k`` facts unless ``search_kwargs["max_facts"]`` says otherwise).
+    ``k`` bounds the passages (it is the core's ``top_k``): at most ``k`` chunk documents
+    (``metadata["kind"] == "chunk"``). With ``include_facts=True``, one more document holds
+    the facts (``kind == "facts"``, one fact per line with its evidence, the facts in
+    ``metadata["facts"]``), at most ``max_facts`` of them (``k`` unless
+    ``search_kwargs["max_facts"]`` says otherwise). ``min_score`` (``score_threshold``)
+    filters passages and facts alike; every ``score`` is in [0, 1].
 
     Metadata follows the LangChain conventions: ``Document.id`` is the chunk id and
     ``metadata["source"]`` the file (or document id) it came from; llama-kb adds ``doc_id``,
@@ -49,9 +51,9 @@ class UnifiedKBRetriever(BaseRetriever):
     Options come, later winning, from the knowledge base's defaults, ``search_kwargs``,
     ``k`` and the call (``retriever.invoke(q, k=2, route="factual")``). Besides ``k`` they
     are ``route``, ``filter``/``filters``, ``score_threshold``/``min_score``, ``max_cost``,
-    ``max_hops``, ``max_nodes``, ``max_facts``, ``strict`` and ``explain`` (each chunk's
-    ``metadata["explain"]`` then holds its score parts and ranks). Each run reports the
-    core's stages as child runs (see :mod:`langchain_kb._tracing`).
+    ``max_hops``, ``max_nodes``, ``max_facts``, ``include_structural``, ``strict`` and
+    ``explain`` (each chunk's ``metadata["explain"]`` then holds its score parts and ranks).
+    Each run reports the core's stages as child runs (see :mod:`langchain_kb._tracing`).
 
     Example:
         >>> retriever = UnifiedKBRetriever(kb=kb, k=4)  # doctest: +SKIP
@@ -66,7 +68,8 @@ class UnifiedKBRetriever(BaseRetriever):
     engine: ContextEngine | None = None
     k: int = Field(default=4, gt=0)
     """Number of documents to return."""
-    include_facts: bool = True
+    include_facts: bool = False
+    """Append one ``kind == "facts"`` document after the ``k`` passages."""
     search_type: SearchType = "similarity"
     """``similarity`` (routed unified search) or ``similarity_score_threshold`` (also drops
     chunks under ``search_kwargs["score_threshold"]``). ``mmr`` is not offered: the
@@ -196,11 +199,11 @@ class UnifiedKBRetriever(BaseRetriever):
         )
 
 
-def to_documents(context: FusedContext, k: int, include_facts: bool = True) -> list[Document]:
-    """Convert a fused context into at most ``k`` LangChain documents (see the retriever)."""
+def to_documents(context: FusedContext, k: int, include_facts: bool = False) -> list[Document]:
+    """At most ``k`` passage documents, then one facts document if asked (see the retriever)."""
     route = context.route.value
-    with_facts = include_facts and bool(context.structured_facts) and k > 1
-    chunks = context.unstructured[: k - 1 if with_facts else k]
+    with_facts = include_facts and bool(context.structured_facts)
+    chunks = context.unstructured[:k]
     explained = explained_hits(context)
     documents = [
         Document(
@@ -232,7 +235,7 @@ def to_documents(context: FusedContext, k: int, include_facts: bool = True) -> l
                     "facts": [f.to_dict() for f in facts],
                     "entities": list(context.entities),
                     "route": route,
-                    "score": max(1.0 / (1.0 + f.path_cost) for f in facts),
+                    "score": max(f.score for f in facts),
                 },
             )
         )

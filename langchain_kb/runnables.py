@@ -53,7 +53,7 @@ def fused_context_runnable(kb: Any, question_key: str = "question", **options: A
             "context": context.render(),
             "passages": render_passages(context),
             "facts": render_facts(context),
-            "documents": to_documents(context, resolved.top_k + 1),
+            "documents": to_documents(context, resolved.top_k, include_facts=True),
             "route": context.route.value,
             "fused": context.to_dict(),
         }

@@ -111,8 +111,13 @@ class QueryOptions(_Model):
     :func:`llama_kb.retrieval.options.resolve_options`.
     """
 
-    top_k: int = Field(default=5, gt=0, description="chunks to return")
-    min_score: float | None = Field(default=None, description="drop chunks below this score")
+    top_k: int = Field(default=5, gt=0, description="passages to return")
+    min_score: float | None = Field(
+        default=None,
+        ge=0,
+        le=1,
+        description="drop passages and facts scoring below this (scores are in [0, 1])",
+    )
     filters: dict[str, Any] | None = Field(
         default=None, description="chunk metadata field -> value or list of values"
     )
@@ -121,6 +126,10 @@ class QueryOptions(_Model):
     max_hops: int = Field(default=4, ge=0, description="graph traversal depth")
     max_nodes: int = Field(default=50, gt=0, description="nodes read by one traversal")
     max_facts: int = Field(default=20, gt=0, description="facts to return")
+    include_structural: bool = Field(
+        default=False,
+        description="also return structural edges (MENTIONS, LINKS_TO, IN_SECTION) as facts",
+    )
     strict: bool = Field(default=False, description="raise instead of degrading")
     explain: bool = Field(
         default=False, description="record every candidate's score parts in trace['explain']"
@@ -144,6 +153,15 @@ class RankingConfig(_Model):
         ppr_iterations: Most PageRank iterations.
         title_pull: How much more a name leads to its own document than to mentions of it.
         name_similarity: Lowest cosine that links a query span to a graph name by embedding.
+        fact_proximity_weight: Weight of graph proximity in a fact's score.
+        fact_lexical_weight: Weight of query words found in a fact's text form.
+        fact_embedding_weight: Weight of the query / relation-phrase cosine.
+        page_proximity: Proximity of a fact read from a query entity's own page.
+        hit_proximity: Proximity of a fact about or read from the first returned passage.
+        hit_decay: How much ``hit_proximity`` falls per rank below the first passage.
+        fact_hits: Top passages whose facts are candidates.
+
+    The three fact weights are normalised by their sum, so a fact score stays in [0, 1].
     """
 
     rrf_k: int = Field(default=60, gt=0)
@@ -159,6 +177,19 @@ class RankingConfig(_Model):
     ppr_iterations: int = Field(default=15, gt=0)
     title_pull: float = Field(default=100.0, gt=0)
     name_similarity: float = Field(default=0.85, ge=0, le=1)
+    fact_proximity_weight: float = Field(default=0.3, ge=0)
+    fact_lexical_weight: float = Field(default=0.2, ge=0)
+    fact_embedding_weight: float = Field(default=0.5, ge=0)
+    page_proximity: float = Field(default=0.8, ge=0, le=1)
+    hit_proximity: float = Field(default=0.9, ge=0, le=1)
+    hit_decay: float = Field(default=0.05, ge=0, le=0.2)
+    fact_hits: int = Field(default=5, ge=0)
+
+    @model_validator(mode="after")
+    def _some_fact_weight(self) -> RankingConfig:
+        if self.fact_proximity_weight + self.fact_lexical_weight + self.fact_embedding_weight <= 0:
+            raise ValueError("at least one fact weight must be positive")
+        return self
 
 
 class LimitsConfig(_Model):

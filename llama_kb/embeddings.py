@@ -80,7 +80,8 @@ def load_tokenizer() -> tokenizers.Tokenizer:
     return tokenizer
 
 
-def _sha256(path: Path) -> str:
+def file_sha256(path: Path) -> str:
+    """The SHA-256 of a file's bytes, read in 1 MiB blocks."""
     digest = hashlib.sha256()
     with path.open("rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):
@@ -196,7 +197,7 @@ class OnnxMiniLMEmbedding(BaseEmbedding):
         started = time.perf_counter()
         path = Path(self.model_path) if self.model_path else _default_model_path()
         try:
-            actual = _sha256(path)
+            actual = file_sha256(path)
         except OSError as e:
             raise EmbeddingError(
                 f"Cannot read the embedding model {str(path)!r}: {e}. "

@@ -9,6 +9,9 @@ Nodes (ids are URI-like, as in seed 003):
   chunk sits, not a named thing: chunks are never linked to it by mention);
 * ``symbol:<qualified name>`` label ``symbol``, a code definition (function, class, method)
   or an imported module (``module:<name>``, label ``symbol`` too).
+* ``fact:<hash>`` label ``fact``: one typed relation (subject, predicate, object) read from a
+  sentence or a record, stored with its evidence and ``doc_id`` (so re-ingesting a document
+  replaces its facts). Linking and the retrieval name index skip fact nodes.
 
 Relations carry a traversal cost ``weight`` in 0..1 (0 = always loaded together):
 
@@ -25,6 +28,7 @@ Relations produced by LLM extractors or loaded knowledge keep their own labels a
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 from llama_index.core.bridge.pydantic import Field
@@ -38,6 +42,7 @@ CHUNK = "text_chunk"
 ENTITY = "entity"
 SECTION = "section"
 SYMBOL = "symbol"
+FACT = "fact"
 
 PART_OF = "PART_OF"
 MENTIONS = "MENTIONS"
@@ -45,6 +50,9 @@ LINKS_TO = "LINKS_TO"
 IN_SECTION = "IN_SECTION"
 
 MENTION_COST = 0.5
+
+STRUCTURAL_RELATIONS = frozenset({PART_OF, MENTIONS, LINKS_TO, IN_SECTION})
+"""Plumbing relations: kept for traversal and provenance, not returned as facts by default."""
 
 
 class NamedNode(EntityNode):
@@ -110,4 +118,45 @@ def relation(source: str, label: str, target: str, weight: float, **properties: 
     """A relation with its traversal cost stored as the ``weight`` property."""
     return Relation(
         label=label, source_id=source, target_id=target, properties={"weight": weight, **properties}
+    )
+
+
+def fact_node(
+    subject: str,
+    predicate: str,
+    obj: str,
+    chunk: TextChunk,
+    evidence: str,
+    extractor: str,
+) -> NamedNode:
+    """A typed fact read from ``chunk``; its name is the text form ``"subject predicate object"``
+    (name lookups for linking skip the ``fact`` label).
+
+    Args:
+        subject: Subject name as written.
+        predicate: Normalised relational phrase (lower case, lemmas), e.g. ``"depend on"``.
+        obj: Object name or value as written.
+        chunk: The chunk the fact was read from.
+        evidence: The sentence, line or table cell the fact comes from.
+        extractor: ``pattern`` (sentences), ``structure`` (records), ``llm`` or ``knowledge``.
+    """
+    subject, predicate, obj, evidence = (
+        " ".join(t.split()) for t in (subject, predicate, obj, evidence)
+    )
+    key = f"{chunk.chunk_id}|{name_key(subject)}|{predicate}|{name_key(obj)}"
+    digest = hashlib.sha1(key.encode("utf-8")).hexdigest()[:20]
+    return NamedNode(
+        id_=f"fact:{digest}",
+        name=f"{subject} {predicate} {obj}",
+        label=FACT,
+        properties={
+            "kind": FACT,
+            "subject": subject,
+            "predicate": predicate,
+            "object": obj,
+            "evidence": evidence,
+            "chunk_id": chunk.chunk_id,
+            "doc_id": chunk.doc_id,
+            "extractor": extractor,
+        },
     )

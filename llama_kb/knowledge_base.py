@@ -16,11 +16,7 @@ from llama_kb.config import KBConfig
 from llama_kb.embeddings import embedding_fingerprint, resolve_embedding
 from llama_kb.errors import KnowledgeBaseError
 from llama_kb.ingest.documents import to_source_documents
-from llama_kb.ingest.extractors import (
-    CodeStructureExtractor,
-    GraphExtractor,
-    StructureExtractor,
-)
+from llama_kb.ingest.extractors import GraphExtractor, default_extractors
 from llama_kb.ingest.lifecycle import StoredDocument, rebuild, stored_documents
 from llama_kb.ingest.lock import write_lock
 from llama_kb.ingest.manifest import Manifest
@@ -108,8 +104,8 @@ class KnowledgeBase:
             config: Settings; default: embedded stores with default chunking.
             embedding: A LlamaIndex ``BaseEmbedding`` or LangChain ``Embeddings``;
                 default: the bundled offline all-MiniLM-L6-v2.
-            extractors: Graph extractors; default: headings and links, and the structure of
-                source code (no LLM).
+            extractors: Graph extractors; default: headings and links, the structure of
+                source code, typed facts from sentences (spaCy) and records (no LLM).
             create: Create the directory when missing; with ``False`` a missing
                 knowledge base raises :class:`KnowledgeBaseError`.
 
@@ -138,11 +134,7 @@ class KnowledgeBase:
         else:
             _check_embedding(root, meta, embed, dimension)
         vectors, graph, manifest = _open_stores(config, root)
-        chosen: list[GraphExtractor] = (
-            [StructureExtractor(), CodeStructureExtractor()]
-            if extractors is None
-            else list(extractors)
-        )
+        chosen = default_extractors() if extractors is None else list(extractors)
         return cls(config, embed, vectors, graph, manifest, chosen)
 
     @classmethod

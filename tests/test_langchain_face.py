@@ -64,24 +64,31 @@ class TestUnifiedKBRetrieverStandard(RetrieversIntegrationTests):
 
 
 def test_documents_carry_kind_and_provenance(example_kb: KnowledgeBase):
-    retriever = UnifiedKBRetriever(kb=example_kb, k=4)
+    retriever = UnifiedKBRetriever(
+        kb=example_kb, k=3, include_facts=True, search_kwargs={"max_facts": 4}
+    )
     docs = retriever.invoke("What is the relationship between the Graph Updater and its owner?")
-    assert len(docs) == 4
     chunks, facts = docs[:-1], docs[-1]
+    assert len(chunks) == 3  # k bounds the passages; the facts come in one more document
     for doc in chunks:
         assert doc.metadata["kind"] == "chunk"
         assert {"doc_id", "score", "route", "ranks"} <= set(doc.metadata)
         assert doc.id and doc.id.startswith("chunk:")  # LangChain convention: Document.id
         assert Path(doc.metadata["source"]).is_file()  # ... and metadata["source"]
-    assert facts.metadata["kind"] == "facts" and facts.metadata["source"].startswith("llama-kb")
-    assert facts.id and facts.metadata["facts"] and "-->" in facts.page_content
+    assert facts.metadata["kind"] == "facts"
+    assert 0 < len(facts.metadata["facts"]) <= 4  # max_facts bounds the facts
+    assert "--MENTIONS-->" not in facts.page_content  # structural edges are not answers
+    assert 0.0 <= facts.metadata["score"] <= 1.0
+    assert facts.metadata["source"].startswith("llama-kb") and facts.id
 
 
 def test_facts_are_bounded_by_k(example_kb: KnowledgeBase):
-    docs = UnifiedKBRetriever(kb=example_kb, k=3).invoke(QUESTION)
-    assert len(docs[-1].metadata["facts"]) == 3
-    wide = UnifiedKBRetriever(kb=example_kb, k=3, search_kwargs={"max_facts": 8})
-    assert len(wide.invoke(QUESTION)[-1].metadata["facts"]) == 8
+    docs = UnifiedKBRetriever(kb=example_kb, k=3, include_facts=True).invoke(QUESTION)
+    assert len(docs) == 4 and 0 < len(docs[-1].metadata["facts"]) <= 3
+    wide = UnifiedKBRetriever(
+        kb=example_kb, k=3, include_facts=True, search_kwargs={"max_facts": 8}
+    )
+    assert 3 <= len(wide.invoke(QUESTION)[-1].metadata["facts"]) <= 8
 
 
 def test_search_kwargs_and_search_types(example_kb: KnowledgeBase):
@@ -96,9 +103,9 @@ def test_search_kwargs_and_search_types(example_kb: KnowledgeBase):
     strict = UnifiedKBRetriever(
         kb=example_kb,
         search_type="similarity_score_threshold",
-        search_kwargs={"score_threshold": 1e9},
+        search_kwargs={"score_threshold": 1.0},  # scores are in [0, 1]
     )
-    assert [d.metadata["kind"] for d in strict.invoke(QUESTION)] in ([], ["facts"])
+    assert all(d.metadata["score"] >= 1.0 for d in strict.invoke(QUESTION))
     with pytest.raises(ValueError, match="mmr"):
         UnifiedKBRetriever(kb=example_kb, search_type="mmr")
     with pytest.raises(ValueError, match="needs search_kwargs"):
@@ -166,7 +173,7 @@ async def test_with_config_tags_metadata_and_callbacks_propagate(example_kb: Kno
 
 
 def test_as_tool_for_agents(example_kb: KnowledgeBase):
-    retriever = UnifiedKBRetriever(kb=example_kb, k=3)
+    retriever = UnifiedKBRetriever(kb=example_kb, k=2, include_facts=True)
     tool = retriever.as_tool(name="team_docs")
     assert tool.name == "team_docs" and set(tool.args) == {"query"}
     text = tool.invoke({"query": QUESTION})

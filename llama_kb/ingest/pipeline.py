@@ -28,7 +28,7 @@ from llama_kb.errors import BackendUnavailable, EmbeddingError, LlamaKBError
 from llama_kb.ingest._doc_codec import document_access, document_hash, document_json
 from llama_kb.ingest.chunker import Chunker, embedding_text
 from llama_kb.ingest.documents import INLINE_PREFIX
-from llama_kb.ingest.extractors import GraphExtractor
+from llama_kb.ingest.extractors import GraphExtractor, GraphFragment
 from llama_kb.ingest.guards import use_limits
 from llama_kb.ingest.guards.records import vector_problem
 from llama_kb.ingest.linking import link_chunks
@@ -264,10 +264,12 @@ class IngestionPipeline:
             owned.extend(gm.chunk_node(c) for c in doc_chunks)
             doc_node = gm.doc_node_id(doc.doc_id)
             relations.extend(gm.relation(c.chunk_id, gm.PART_OF, doc_node, 0.0) for c in doc_chunks)
-            for extractor in self.extractors:
-                fragment = extractor.extract(doc, doc_chunks)
-                for node in fragment.nodes:  # nodes carrying this doc_id are its own
-                    own = node.properties.get("doc_id") == doc.doc_id
+        batch_ids = {doc.doc_id for _, doc, _ in batch}
+        items = [(doc, doc_chunks) for _, doc, doc_chunks in batch]
+        for extractor in self.extractors:
+            for fragment in _extract_all(extractor, items):
+                for node in fragment.nodes:  # nodes carrying a doc_id of the batch are its own
+                    own = node.properties.get("doc_id") in batch_ids
                     (owned if own else extracted).append(node)
                 relations.extend(fragment.relations)
         self.graph.upsert_nodes(owned + self._missing(extracted, {n.id for n in owned}))
@@ -371,6 +373,16 @@ class IngestionPipeline:
         doc_ids = sorted(found)
         self.remove_documents(doc_ids)
         return doc_ids
+
+
+def _extract_all(
+    extractor: GraphExtractor, items: Sequence[tuple[SourceDocument, list[TextChunk]]]
+) -> list[GraphFragment]:
+    """Run ``extractor`` over a batch, through its ``extract_batch`` when it has one."""
+    batched = getattr(extractor, "extract_batch", None)
+    if callable(batched):
+        return list(batched(items))
+    return [extractor.extract(doc, chunks) for doc, chunks in items]
 
 
 def _local_file_gone(source_path: str) -> bool:

@@ -53,9 +53,11 @@ class UnifiedContextRetriever(BaseRetriever):
     """Retrieves chunks *and* graph facts for a query, routed and fused.
 
     Chunks come back as ``NodeWithScore`` (``node.ref_doc_id`` is the document; metadata
-    ``kind="chunk"``, ``doc_id``, ``file_path`` for files, ``ranks``, ``route``), followed
-    by facts (``kind="fact"``, ``subject``, ``predicate``, ``object``, ``source_ids``,
-    ``path_cost``): at most ``similarity_top_k`` of each unless ``max_facts`` is given.
+    ``kind="chunk"``, ``doc_id``, ``file_path`` for files, ``ranks``, ``route``), at most
+    ``similarity_top_k`` (= ``top_k``) of them, followed by at most ``max_facts`` facts
+    (``kind="fact"``, ``subject``, ``predicate``, ``object``, ``evidence``, ``source_ids``,
+    ``extractor``; ``max_facts`` defaults to ``similarity_top_k``). Every score is in
+    [0, 1] and ``min_score`` filters chunks and facts alike.
 
     Args:
         engine: The retrieval engine (``kb.as_retriever()`` builds one for you).
@@ -202,13 +204,15 @@ def _fact_node(fact: Fact, route: str) -> NodeWithScore:
             "subject": fact.subject,
             "predicate": fact.predicate,
             "object": fact.object,
+            "evidence": fact.evidence,
             "source_ids": list(fact.source_ids),
+            "extractor": fact.extractor,
             "path_cost": fact.path_cost,
             "route": route,
         },
-        excluded_llm_metadata_keys=["kind", "source_ids", "path_cost", "route"],
+        excluded_llm_metadata_keys=["kind", "source_ids", "extractor", "path_cost", "route"],
     )
-    return NodeWithScore(node=node, score=1.0 / (1.0 + fact.path_cost))
+    return NodeWithScore(node=node, score=fact.score)
 
 
 DEFAULT_ANSWER_PROMPT = PromptTemplate(

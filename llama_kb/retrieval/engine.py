@@ -9,7 +9,13 @@ Per query:
    Personalized PageRank over the chunk–name graph seeded by the query's entities (and, for
    hybrid, by the top hits), then add a small share of the dense+BM25 score;
 4. refine (hybrid): the documents of the top chunks seed a second graph deep-dive;
-5. return a :class:`FusedContext` with both kinds of context, provenance and a trace.
+5. rank facts (every route): typed facts about the linked entities and from the top passages,
+   plus facts reached by traversal, scored by relevance (:mod:`.fact_ranking`); structural
+   edges only with ``include_structural``;
+6. return a :class:`FusedContext` with both kinds of context, provenance and a trace.
+
+Scores are in [0, 1] for passages (the route's fused score over its largest possible value,
+``scale`` in :mod:`.explain`) and facts (:mod:`.fact_ranking`); ``min_score`` drops both below.
 
 A failing backend degrades the result (named in ``trace["degraded"]``) unless ``strict``.
 """
@@ -21,6 +27,7 @@ import logging
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -30,9 +37,11 @@ from llama_kb.config import QueryOptions, RankingConfig
 from llama_kb.errors import LlamaKBError, QueryError
 from llama_kb.names import candidate_spans
 from llama_kb.retrieval import explain as debug
+from llama_kb.retrieval import fact_step
 from llama_kb.retrieval import trace as observe
 from llama_kb.retrieval.classifier import HeuristicClassifier, QueryClassifier
-from llama_kb.retrieval.facts import graph_facts, merge_facts
+from llama_kb.retrieval.fact_ranking import FactRanker
+from llama_kb.retrieval.facts import merge_facts
 from llama_kb.retrieval.fuzzy_names import FuzzyNameLinker
 from llama_kb.retrieval.index import IndexSnapshot, RetrievalIndex, top_rows
 from llama_kb.retrieval.options import resolve_options, validate_query
@@ -54,6 +63,7 @@ class _Plan:
     snapshot: IndexSnapshot | None = None
     mask: np.ndarray | None = None
     entity_ids: list[str] = field(default_factory=list)
+    query_vector: list[float] | None = None
     classification: Classification | None = None
     trace: dict[str, Any] = field(default_factory=dict)
     degraded: list[str] = field(default_factory=list)
@@ -90,6 +100,7 @@ class ContextEngine:
         self.ranking = ranking or RankingConfig()
         self.index = RetrievalIndex(vectors, graph, title_pull=self.ranking.title_pull)
         self._fuzzy: tuple[IndexSnapshot, FuzzyNameLinker] | None = None
+        self.fact_ranker = FactRanker(embedding, self.ranking)
 
     # -- public -----------------------------------------------------------------------
 
@@ -99,10 +110,11 @@ class ContextEngine:
 
         Args:
             query: The question or keywords.
-            **options: ``top_k``, ``min_score`` (on the fused score), ``filters``
+            **options: ``top_k`` (passages), ``max_facts`` (facts), ``min_score`` (in
+                [0, 1], on passages and facts alike), ``filters``
                 (``{"field": value or [values]}``), ``route`` (force one),
                 ``max_cost`` / ``max_hops`` / ``max_nodes`` (graph traversal budget),
-                ``max_facts``, ``strict`` (raise instead of degrading), ``explain``
+                ``include_structural``, ``strict`` (raise instead of degrading), ``explain``
                 (every candidate's score parts in ``trace["explain"]``: :mod:`.explain`).
 
         Raises:
@@ -219,6 +231,7 @@ class ContextEngine:
         started = time.perf_counter()
         try:
             vector = self.embedding.get_query_embedding(plan.query)
+            plan.query_vector = list(vector)
             searched = plan.stages.add("embedding", started)
             hits = self.vectors.query(vector, self._candidates(plan), plan.options.filters)
             plan.stages.add("dense", searched, out=len(hits))
@@ -241,28 +254,7 @@ class ContextEngine:
         return scores
 
     def _facts(self, plan: _Plan, seeds: Sequence[str]) -> list[Fact]:
-        assert plan.classification is not None
-        if plan.snapshot is None or plan.classification.label is Route.SEMANTIC or not seeds:
-            return []
-        started = time.perf_counter()
-        opts = plan.options
-        try:
-            facts = graph_facts(
-                self.graph,
-                plan.snapshot,
-                seeds,
-                opts.max_cost,
-                opts.max_hops,
-                opts.max_nodes,
-                opts.max_facts,
-            )
-        except Exception as e:
-            self._degrade(plan, "graph", e)
-            facts = []
-        timing = plan.trace.setdefault("retrievers", {}).setdefault("facts", {"ms": 0.0})
-        timing["ms"] = round(timing["ms"] + _ms(started), 3)
-        plan.stages.add("facts", started, seeds=len(seeds), out=len(facts))
-        return facts
+        return fact_step.traverse(self.graph, plan, seeds, partial(self._degrade, plan))
 
     def _finish(
         self, plan: _Plan, dense: list[SearchHit], lexical: np.ndarray | None, facts: list[Fact]
@@ -272,8 +264,10 @@ class ContextEngine:
         snapshot = plan.snapshot
         started = time.perf_counter()
         if snapshot is None:
-            hits = dense[: plan.options.top_k]
-            hits = [replace(h, ranks={"vector": i}) for i, h in enumerate(hits, 1)]
+            hits = [
+                replace(h, ranks={"vector": i}, score=min(1.0, max(0.0, h.score)))
+                for i, h in enumerate(dense[: plan.options.top_k], 1)
+            ]
         elif route is Route.SEMANTIC:
             hits = self._rank_semantic(plan, snapshot, dense, lexical)
         else:
@@ -287,7 +281,8 @@ class ContextEngine:
                 if h.chunk_id in snapshot.row_of
             ]
             refined = [e for e in dict.fromkeys(refined) if e not in plan.entity_ids]
-            facts = merge_facts(facts, self._facts(plan, refined), plan.options.max_facts)
+            more = self._facts(plan, refined)
+            facts = merge_facts(facts, more, plan.options.max_facts * fact_step.TRAVERSAL_SHARE)
         ranked = hits
         if plan.options.min_score is not None:
             started = time.perf_counter()
@@ -295,6 +290,8 @@ class ContextEngine:
             plan.stages.add("min_score", started, **{"in": len(ranked), "out": len(hits)})
         if plan.parts is not None and snapshot is not None:
             plan.trace["explain"] = plan.parts.explain(snapshot, dense, lexical, ranked, hits)
+        degrade = partial(self._degrade, plan)
+        facts = fact_step.rank(self.fact_ranker, self.graph, plan, hits, facts, degrade)
         plan.trace["refined_entities"] = refined
         plan.trace["total_ms"] = _ms(plan.started)
         if plan.degraded:
@@ -329,10 +326,13 @@ class ContextEngine:
             for row, rank in _rank_of(lexical, plan.mask, depth).items():
                 ranks.setdefault(snapshot.chunk_ids[row], {})["bm25"] = rank
         rrf_k = self.ranking.rrf_k
-        parts = {c: {name: 1.0 / (rrf_k + r) for name, r in rs.items()} for c, rs in ranks.items()}
-        fused = {c: sum(p.values()) for c, p in parts.items()}
+        best = 2.0 / (rrf_k + 1)  # rank 1 in both lists: fused scores are in [0, 1]
+        parts = {
+            c: {name: 1.0 / (rrf_k + r) / best for name, r in rs.items()} for c, rs in ranks.items()
+        }
+        fused = {c: min(1.0, sum(p.values())) for c, p in parts.items()}
         if plan.options.explain:
-            plan.parts = debug.ScoreParts.semantic(snapshot, parts, fused, plan.mask, depth)
+            plan.parts = debug.ScoreParts.semantic(snapshot, parts, fused, plan.mask, depth, best)
         order = sorted(fused, key=lambda c: (-fused[c], c))[: plan.options.top_k]
         return [self._hit(snapshot, c, fused[c], ranks[c]) for c in order]
 
@@ -379,17 +379,20 @@ class ContextEngine:
         peak = walk.max()
         walk_part = walk / peak if peak > 0 else walk
         coverage_part = np.zeros(n)
+        ceiling = 1.0 + ranking.base_share  # the largest possible sum: scores are in [0, 1]
         if len(plan.entity_ids) > 1:
             # a chunk that ties together several of the query's entities answers how they
             # relate; PPR alone ranks every chunk of an entity's document alike
             covered = snapshot.graph.coverage(plan.entity_ids)
             coverage_part = ranking.coverage_bonus * np.maximum(covered - 1, 0)
-        final = walk_part + ranking.base_share * base + coverage_part
+            ceiling += ranking.coverage_bonus * (len(plan.entity_ids) - 1)
+        final = np.clip((walk_part + ranking.base_share * base + coverage_part) / ceiling, 0, 1)
         order = top_rows(final, plan.options.top_k, plan.mask)
         if plan.options.explain:
             arrays = (walk_part, dense_part, lexical_part, coverage_part, final)
             depth = self._candidates(plan)
-            plan.parts = debug.ScoreParts.graph(ranking.base_share, arrays, plan.mask, depth)
+            share = ranking.base_share
+            plan.parts = debug.ScoreParts.graph(share, arrays, plan.mask, depth, ceiling)
         dense_rank = {h.chunk_id: i for i, h in enumerate(dense, 1)}
         lexical_rank = _rank_of(lexical, plan.mask) if lexical is not None else {}
         graph_rank = {row: i for i, row in enumerate(top_rows(walk, len(order) * 4, plan.mask), 1)}

@@ -3,16 +3,22 @@
 With ``explain=True`` the engine keeps the score parts its ranking computed (a
 :class:`ScoreParts`) and :meth:`ScoreParts.explain` turns them into one row per candidate
 that reached fusion: dense score and rank, lexical (BM25) score and rank, graph walk rank,
-the additive parts of the fused score (``fused == sum(parts)``), the fused rank, the final
-rank, and why it was dropped (``min_score``, ``top_k``, ``filtered``). The rows go to
+the additive parts of the fused score (``fused == sum(parts)``), the ``scale`` they were
+divided by to put the fused score in [0, 1], the fused rank, the final rank, and why it was
+dropped (``min_score``, ``top_k``, ``filtered``). The rows go to
 ``trace["explain"]``; :class:`Explanation` wraps them with a text table for the CLI.
 
 Formulas (weights from :class:`~llama_kb.config.RankingConfig`):
 
-- semantic: ``fused = 1/(rrf_k + dense_rank) + 1/(rrf_k + lexical_rank)`` (RRF);
-- factual / hybrid: ``fused = walk/max(walk) + base_share * ((1 - lexical_share) *
-  minmax(dense) + lexical_share * minmax(bm25)) + coverage_bonus * (entities touched - 1)``,
-  shown as the parts ``graph``, ``dense``, ``lexical``, ``coverage``.
+- semantic: ``fused = (1/(rrf_k + dense_rank) + 1/(rrf_k + lexical_rank)) / scale`` (RRF),
+  ``scale = 2/(rrf_k + 1)`` (rank 1 in both lists);
+- factual / hybrid: ``fused = (walk/max(walk) + base_share * ((1 - lexical_share) *
+  minmax(dense) + lexical_share * minmax(bm25)) + coverage_bonus * (entities touched - 1))
+  / scale``, ``scale = 1 + base_share + coverage_bonus * (query entities - 1)``, shown as the
+  parts ``graph``, ``dense``, ``lexical``, ``coverage``.
+
+Every part is already divided by ``scale`` (so the parts still sum to the fused score);
+``part * scale`` is the raw contribution.
 """
 
 from __future__ import annotations
@@ -27,8 +33,8 @@ from llama_kb.retrieval.index import IndexSnapshot, top_rows
 from llama_kb.retrieval.payload import FusedContext
 from llama_kb.types import SearchHit
 
-SEMANTIC_FORMULA = "fused = dense + lexical, each 1/(rrf_k + rank)"
-GRAPH_FORMULA = "fused = graph + dense + lexical + coverage"
+SEMANTIC_FORMULA = "fused = dense + lexical, each 1/(rrf_k + rank) / scale"
+GRAPH_FORMULA = "fused = graph + dense + lexical + coverage, each / scale"
 _PART_NAMES = {"vector": "dense", "bm25": "lexical"}
 
 
@@ -38,11 +44,13 @@ class ScoreParts:
 
     Attributes:
         formula: How the parts add up, for people.
-        parts: Part name -> per-row contribution; ``fused`` is their sum.
+        parts: Part name -> per-row contribution (divided by ``scale``); ``fused`` is their
+            sum.
         fused: Per-row fused score, as the ranking computed it.
         mask: Rows the filters allow (``None``: all).
         depth: Dense and lexical candidates the ranking fused.
         candidates: Rows that reached fusion; ``None``: every row has a fused score.
+        scale: The divisor that puts fused scores in [0, 1] (the route's largest sum).
     """
 
     formula: str
@@ -51,6 +59,7 @@ class ScoreParts:
     mask: np.ndarray | None
     depth: int
     candidates: set[int] | None = None
+    scale: float = 1.0
 
     @classmethod
     def semantic(
@@ -60,8 +69,10 @@ class ScoreParts:
         fused: Mapping[str, float],
         mask: np.ndarray | None,
         depth: int,
+        scale: float = 1.0,
     ) -> ScoreParts:
-        """From RRF's ``{chunk_id: {"vector"|"bm25": 1/(rrf_k + rank)}}`` and fused scores."""
+        """From RRF's ``{chunk_id: {"vector"|"bm25": 1/(rrf_k + rank) / scale}}`` and fused
+        scores."""
         n = len(snapshot.chunk_ids)
         arrays = {"dense": np.zeros(n), "lexical": np.zeros(n)}
         total = np.zeros(n)
@@ -71,7 +82,7 @@ class ScoreParts:
             for name, value in parts.items():
                 arrays[_PART_NAMES[name]][row] = value
         rows = {snapshot.row_of[c] for c in by_chunk}
-        return cls(SEMANTIC_FORMULA, arrays, total, mask, depth, rows)
+        return cls(SEMANTIC_FORMULA, arrays, total, mask, depth, rows, scale)
 
     @classmethod
     def graph(
@@ -80,17 +91,19 @@ class ScoreParts:
         arrays: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray],
         mask: np.ndarray | None,
         depth: int,
+        scale: float = 1.0,
     ) -> ScoreParts:
-        """From the graph routes' ``(walk, dense, lexical, coverage, fused)`` arrays; the
-        dense and lexical parts are scaled by ``base_share`` as in the fused score."""
+        """From the graph routes' ``(walk, dense, lexical, coverage, fused)`` arrays (raw
+        parts, normalised fused score); the dense and lexical parts are scaled by
+        ``base_share`` as in the fused score, and every part is divided by ``scale``."""
         walk, dense, lexical, coverage, fused = arrays
         parts = {
-            "graph": walk,
-            "dense": base_share * dense,
-            "lexical": base_share * lexical,
-            "coverage": coverage,
+            "graph": walk / scale,
+            "dense": base_share * dense / scale,
+            "lexical": base_share * lexical / scale,
+            "coverage": coverage / scale,
         }
-        return cls(GRAPH_FORMULA, parts, fused, mask, depth)
+        return cls(GRAPH_FORMULA, parts, fused, mask, depth, scale=scale)
 
     def scored(self, row: int) -> bool:
         """Whether ``row`` reached fusion."""
@@ -159,7 +172,7 @@ class ScoreParts:
                     )
                 )
             )
-        return {"formula": self.formula, "candidates": candidates}
+        return {"formula": self.formula, "scale": self.scale, "candidates": candidates}
 
     def _rows(
         self, snapshot: IndexSnapshot, chunk_ids: list[str], lexical: np.ndarray | None, top_k: int
@@ -205,13 +218,14 @@ class Explanation:
     context: FusedContext
     formula: str
     candidates: list[CandidateExplanation]
+    scale: float = 1.0
 
     @classmethod
     def from_context(cls, context: FusedContext) -> Explanation:
         """Read ``context.trace["explain"]`` (retrieve with ``explain=True``)."""
         data = context.trace.get("explain") or {"formula": "", "candidates": []}
         rows = [CandidateExplanation(**row) for row in data["candidates"]]
-        return cls(context, data["formula"], rows)
+        return cls(context, data["formula"], rows, float(data.get("scale", 1.0)))
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-serialisable view (the ``trace["explain"]`` layout)."""
@@ -243,7 +257,8 @@ class Explanation:
         more = len(self.candidates) - limit
         footer = [f"... {more} more candidates"] if more > 0 else []
         route = self.context.route.value
-        return "\n".join([f"route: {route}   {self.formula}", *text, *footer])
+        head = f"route: {route}   {self.formula}   (scale {self.scale:.4g})"
+        return "\n".join([head, *text, *footer])
 
 
 def explained_hits(context: FusedContext) -> dict[str, dict[str, Any]]:

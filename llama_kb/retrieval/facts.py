@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 from llama_index.core.graph_stores.types import Relation
 
@@ -72,6 +73,8 @@ def _to_facts(
             source_ids=tuple(s for s in (subject_source, object_source) if s),
             path_cost=round(cost, 6),
             hops=hops,
+            chunk_id=_str_or_none(relation.properties.get("chunk_id")) or subject_source,
+            extractor=_extractor(relation),
         )
 
 
@@ -96,3 +99,17 @@ def _display_node(snapshot: IndexSnapshot, node_id: str) -> tuple[str, str | Non
     if row is None:
         return node_id, None
     return snapshot.doc_node_of_row[row], node_id
+
+
+def _extractor(relation: Relation) -> str:
+    """``graph`` for structural edges, else the producer named on the relation."""
+    if relation.label in gm.STRUCTURAL_RELATIONS:
+        return "graph"
+    named = relation.properties.get("extractor")
+    if isinstance(named, str) and named:
+        return named
+    return "llm" if "chunk_id" in relation.properties else "knowledge"
+
+
+def _str_or_none(value: Any) -> str | None:
+    return str(value) if value else None

@@ -27,6 +27,7 @@ logger = logging.getLogger(__name__)
 
 _TITLE_RELATIONS = frozenset({gm.PART_OF})
 _MENTION_RELATIONS = frozenset({gm.MENTIONS, gm.LINKS_TO})
+_NOT_NAMES = frozenset({gm.CHUNK, gm.FACT})  # typed facts are ranked apart (fact_ranking)
 
 
 @dataclass(frozen=True)
@@ -117,7 +118,7 @@ def build_snapshot(
         metadata.append(meta)
     row_of = {c: i for i, c in enumerate(chunk_ids)}
     named = graph.named_nodes(labels=None)
-    names = {node_id: name for node_id, name, label in named if label != gm.CHUNK}
+    names = {node_id: name for node_id, name, label in named if label not in _NOT_NAMES}
     doc_nodes = tuple(gm.doc_node_id(str(m.get("doc_id", ""))) for m in metadata)
     rows_of_name: dict[str, list[int]] = {}
     for row, node in enumerate(doc_nodes):

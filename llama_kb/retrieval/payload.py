@@ -6,6 +6,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from llama_kb.graph_model import STRUCTURAL_RELATIONS
 from llama_kb.types import Route, SearchHit
 
 UNSTRUCTURED_HEADING = "General description (retrieved passages)"
@@ -25,6 +26,12 @@ class Fact:
         source_ids: Chunk or document ids the fact was read from.
         path_cost: Summed relation weights from the nearest seed entity (0 = a seed's own edge).
         hops: Relations between the nearest seed and this fact.
+        score: Relevance to the query in [0, 1] (the same scale as passage scores).
+        evidence: The sentence, line or table cell the fact was read from.
+        chunk_id: The chunk holding the evidence, when known.
+        doc_id: The document holding the evidence, when known.
+        extractor: Who produced it: ``pattern`` (sentences), ``structure`` (records),
+            ``llm``, ``knowledge`` or ``graph`` (a structural edge).
     """
 
     subject: str
@@ -35,6 +42,16 @@ class Fact:
     source_ids: tuple[str, ...] = ()
     path_cost: float = 0.0
     hops: int = 1
+    score: float = 0.0
+    evidence: str = ""
+    chunk_id: str | None = None
+    doc_id: str | None = None
+    extractor: str = "graph"
+
+    @property
+    def structural(self) -> bool:
+        """A plumbing edge (``MENTIONS``, ``LINKS_TO``, ``IN_SECTION``, ``PART_OF``)."""
+        return self.predicate in STRUCTURAL_RELATIONS
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-serialisable view."""
@@ -43,8 +60,9 @@ class Fact:
         return data
 
     def render(self) -> str:
-        """``subject --predicate--> object``."""
-        return f"{self.subject} --{self.predicate}--> {self.object}"
+        """``subject --predicate--> object``, with the evidence sentence when there is one."""
+        line = f"{self.subject} --{self.predicate}--> {self.object}"
+        return f'{line} (evidence: "{self.evidence}")' if self.evidence else line
 
 
 @dataclass(frozen=True)
@@ -74,7 +92,7 @@ class FusedContext:
         query: The query as answered.
         route: ``semantic``, ``factual`` or ``hybrid``.
         unstructured: Chunks, best first, deduplicated, each with per-retriever ranks.
-        structured_facts: Deduplicated facts, nearest first.
+        structured_facts: Deduplicated facts, most relevant first (``score`` in [0, 1]).
         entities: Names of the graph entities the answer is about.
         trace: Classifier decision, linked entities, per-retriever hits and timings,
             and anything that degraded.

@@ -31,14 +31,17 @@ def test_parts_recompute_every_fused_score(example_kb: KnowledgeBase, route: str
 
 def test_semantic_parts_are_reciprocal_ranks(example_kb: KnowledgeBase):
     rrf_k = example_kb.engine.ranking.rrf_k
-    for c in example_kb.explain("Describe the Vector Indexer", route="semantic").candidates:
+    explanation = example_kb.explain("Describe the Vector Indexer", route="semantic")
+    scale = explanation.scale  # fused scores are in [0, 1]: RRF over its best, 2/(rrf_k + 1)
+    assert scale == pytest.approx(2 / (rrf_k + 1))
+    for c in explanation.candidates:
         if c.fused is None:
             continue
         expected = {}
         if c.dense_rank is not None and "dense" in c.parts and c.parts["dense"]:
-            expected["dense"] = 1 / (rrf_k + c.dense_rank)
+            expected["dense"] = 1 / (rrf_k + c.dense_rank) / scale
         if c.parts.get("lexical"):
-            expected["lexical"] = 1 / (rrf_k + c.lexical_rank)
+            expected["lexical"] = 1 / (rrf_k + c.lexical_rank) / scale
         assert {k: v for k, v in c.parts.items() if v} == pytest.approx(expected)
 
 

@@ -1,0 +1,305 @@
+"""Typed facts for a query: candidates near the query's entities and hits, ranked by relevance.
+
+Facts read at ingest (``fact`` nodes: sentences, records) are loaded once per index snapshot
+into a :class:`FactTable`. For a query, candidates are the facts whose subject or object *is*
+one of the linked entities, the facts read from those entities' pages, and the facts read
+from the top passages. Each gets a score in [0, 1]::
+
+    score = w_proximity * proximity + w_lexical * lexical + w_embedding * embedding
+
+with the weights of :class:`~llama_kb.config.RankingConfig` (they sum to 1):
+
+* ``proximity``: 1 for a fact about a query entity (an end is that entity), ``page_proximity``
+  for a fact read from a query entity's page, ``hit_proximity`` for a fact about or read from
+  a top passage's document (less ``hit_decay`` per rank below the first);
+* ``lexical``: the share of the query's content words (less the words naming its entities)
+  found in the fact's text form (``subject predicate object``), compared on word prefixes;
+* ``embedding``: cosine of the query and the fact's relation phrase (embedded once per
+  phrase and cached: relation phrases repeat across facts, so this stays cheap).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+from llama_kb import graph_model as gm
+from llama_kb.config import QueryOptions, RankingConfig
+from llama_kb.names import aliases, name_key
+from llama_kb.retrieval.lexical import STOPWORDS, lexical_tokens
+from llama_kb.retrieval.payload import Fact
+from llama_kb.types import SearchHit
+
+logger = logging.getLogger(__name__)
+
+_PREFIX = 5
+_WORDS = re.compile(r"[\w'-]+")
+_CACHE_LIMIT = 50_000
+
+
+@dataclass(frozen=True)
+class FactTable:
+    """Every typed fact in the graph, indexed by end name key, document and chunk."""
+
+    facts: tuple[Fact, ...]
+    by_key: dict[str, tuple[int, ...]]
+    by_doc: dict[str, tuple[int, ...]]
+    by_chunk: dict[str, tuple[int, ...]]
+
+    @classmethod
+    def load(cls, graph: Any) -> FactTable:
+        """Read the ``fact`` nodes of ``graph`` (any store with ``get(properties=...)``)."""
+        facts: list[Fact] = []
+        for node in graph.get(properties={"kind": gm.FACT}):
+            props = node.properties
+            subject, obj = str(props.get("subject", "")), str(props.get("object", ""))
+            if not subject or not obj:
+                continue
+            facts.append(
+                Fact(
+                    subject=subject,
+                    predicate=str(props.get("predicate", "")),
+                    object=obj,
+                    subject_id=gm.entity_node_id(subject),
+                    object_id=gm.entity_node_id(obj),
+                    source_ids=(str(props.get("chunk_id", "")),),
+                    evidence=str(props.get("evidence", "")),
+                    chunk_id=str(props.get("chunk_id", "")) or None,
+                    doc_id=str(props.get("doc_id", "")) or None,
+                    extractor=str(props.get("extractor", "pattern")),
+                )
+            )
+        by_key: dict[str, list[int]] = {}
+        by_doc: dict[str, list[int]] = {}
+        by_chunk: dict[str, list[int]] = {}
+        for i, fact in enumerate(facts):
+            for key in {name_key(fact.subject), name_key(fact.object)}:
+                by_key.setdefault(key, []).append(i)
+            by_doc.setdefault(fact.doc_id or "", []).append(i)
+            by_chunk.setdefault(fact.chunk_id or "", []).append(i)
+        return cls(
+            tuple(facts),
+            {k: tuple(v) for k, v in by_key.items()},
+            {k: tuple(v) for k, v in by_doc.items()},
+            {k: tuple(v) for k, v in by_chunk.items()},
+        )
+
+
+class FactRanker:
+    """Scores candidate facts for a query (see the module docstring).
+
+    Args:
+        embedding: Embeds relation phrases (the same model as the query vector).
+        ranking: Weights and constants.
+    """
+
+    def __init__(self, embedding: Any, ranking: RankingConfig) -> None:
+        self.embedding = embedding
+        self.ranking = ranking
+        self._phrases: dict[str, np.ndarray] = {}
+        self._lock = threading.Lock()
+        self._table: tuple[object, FactTable] | None = None
+
+    def table(self, snapshot: object, graph: Any) -> FactTable:
+        """The facts of ``graph``, reloaded when the index ``snapshot`` changes."""
+        current = self._table
+        if current is None or current[0] is not snapshot:
+            current = (snapshot, FactTable.load(graph))
+            self._table = current
+        return current[1]
+
+    def rank(
+        self,
+        query: str,
+        query_vector: Sequence[float] | None,
+        table: FactTable,
+        entities: dict[str, str],
+        hits: Sequence[SearchHit],
+        extra: Sequence[Fact] = (),
+    ) -> list[Fact]:
+        """Candidate facts with ``score`` set, best first (ties by text).
+
+        Args:
+            query: The question.
+            query_vector: Its embedding, or ``None`` to skip the embedding term.
+            table: The typed facts of the knowledge base.
+            entities: Linked entities, graph id -> name.
+            hits: The passages returned for the query, best first, scores in [0, 1].
+            extra: Facts found by graph traversal (LLM-extracted, loaded knowledge,
+                structural); their proximity comes from their path cost.
+        """
+        proximity: dict[int, float] = {}
+        entity_keys = {k for name in entities.values() for k in _keys(name)}
+        mentioned = _named_in(query, table)
+        entity_keys |= mentioned
+        entity_docs = {i[len("doc:") :] for i in entities if i.startswith("doc:")}
+        for key in entity_keys:
+            for i in table.by_key.get(key, ()):
+                proximity[i] = 1.0
+        for doc in entity_docs:
+            _raise(proximity, table.by_doc.get(doc, ()), self.ranking.page_proximity)
+        for rank, hit in enumerate(hits):
+            # by rank, not score: graph-route scores fall fast after the first passage
+            weight = self.ranking.hit_proximity * (1.0 - self.ranking.hit_decay * rank)
+            _raise(proximity, table.by_chunk.get(hit.chunk_id, ()), weight)
+            title = hit.metadata.get("title")
+            if isinstance(title, str):
+                for key in _keys(title):
+                    _raise(proximity, table.by_key.get(key, ()), weight)
+        # the words naming the question's entities match every fact about them: only the
+        # other words (the relation asked about) count lexically
+        named = {w for key in mentioned for w in key.split("-")}
+        named |= {w for name in entities.values() for w in name_key(aliases(name)[-1]).split("-")}
+        words = {w[:_PREFIX] for w in lexical_tokens(query) if w not in named}
+        relevance = self._relevance(query_vector, words, table, proximity)
+        candidates = [(table.facts[i], p, relevance[i]) for i, p in proximity.items()]
+        if extra:
+            extra_relevance = self._relevance_of(query_vector, words, extra)
+            candidates.extend(
+                (f, 1.0 / (1.0 + max(f.path_cost, 0.0)), r)
+                for f, r in zip(extra, extra_relevance, strict=True)
+            )
+        r = self.ranking
+        weight = r.fact_lexical_weight + r.fact_embedding_weight
+        total = r.fact_proximity_weight + weight
+        scored = [
+            replace(
+                fact,
+                score=round(
+                    min(1.0, max(0.0, (r.fact_proximity_weight * near + weight * rel) / total)), 6
+                ),
+            )
+            for fact, near, rel in candidates
+        ]
+        return sorted(scored, key=lambda f: (-f.score, f.subject, f.predicate, f.object))
+
+    def _relevance(
+        self,
+        query_vector: Sequence[float] | None,
+        words: set[str],
+        table: FactTable,
+        rows: dict[int, float],
+    ) -> dict[int, float]:
+        """Lexical + embedding relevance in [0, 1] of the facts at ``rows``."""
+        ids = list(rows)
+        values = self._relevance_of(query_vector, words, [table.facts[i] for i in ids])
+        return dict(zip(ids, values, strict=True))
+
+    def _relevance_of(
+        self, query_vector: Sequence[float] | None, words: set[str], facts: Sequence[Fact]
+    ) -> list[float]:
+        r = self.ranking
+        weight = r.fact_lexical_weight + r.fact_embedding_weight
+        if not facts or weight <= 0:
+            return [0.0] * len(facts)
+        similarity = self._similarities(query_vector, [f.predicate for f in facts])
+        return [
+            (r.fact_lexical_weight * _overlap(words, fact) + r.fact_embedding_weight * cosine)
+            / weight
+            for fact, cosine in zip(facts, similarity, strict=True)
+        ]
+
+    def _similarities(
+        self, query_vector: Sequence[float] | None, phrases: Sequence[str]
+    ) -> list[float]:
+        if query_vector is None or self.ranking.fact_embedding_weight == 0:
+            return [0.0] * len(phrases)
+        missing = list(dict.fromkeys(p for p in phrases if p not in self._phrases))
+        if missing:
+            vectors = self.embedding.get_text_embedding_batch(missing)
+            with self._lock:
+                if len(self._phrases) + len(missing) > _CACHE_LIMIT:
+                    self._phrases.clear()
+                for phrase, vector in zip(missing, vectors, strict=True):
+                    self._phrases[phrase] = _unit(vector)
+        q = _unit(query_vector)
+        return [max(0.0, float(self._phrases[p] @ q)) for p in phrases]
+
+
+def select_facts(
+    ranker: FactRanker,
+    graph: Any,
+    snapshot: Any,
+    query: tuple[str, Sequence[float] | None, Sequence[str]],
+    hits: Sequence[SearchHit],
+    traversed: Sequence[Fact],
+    options: QueryOptions,
+    on_error: Callable[[Exception], None],
+) -> list[Fact]:
+    """The engine's fact step: rank the typed facts of the knowledge base and the
+    ``traversed`` ones (structural edges only with ``include_structural``) for ``query``
+    (text, vector, linked entity ids), then keep the best per triple down to ``min_score``,
+    at most ``max_facts``. A failing ranker goes to ``on_error`` and traversal order stands.
+    """
+    text, vector, entity_ids = query
+    extra = [f for f in traversed if options.include_structural or not f.structural]
+    try:
+        table = ranker.table(snapshot, graph)
+        entities = {e: snapshot.names.get(e, e) for e in entity_ids}
+        top = hits[: ranker.ranking.fact_hits]
+        ranked = ranker.rank(text, vector, table, entities, top, extra)
+    except Exception as e:
+        on_error(e)
+        ranked = sorted(extra, key=lambda f: f.path_cost)
+    return merge_ranked(ranked, options.max_facts, options.min_score)
+
+
+def merge_ranked(facts: Iterable[Fact], limit: int, min_score: float | None) -> list[Fact]:
+    """One fact per (subject, predicate, object) keeping the best score, at most ``limit``."""
+    best: dict[tuple[str, str, str], Fact] = {}
+    for fact in facts:
+        key = (name_key(fact.subject), fact.predicate, name_key(fact.object))
+        if key not in best or fact.score > best[key].score:
+            best[key] = fact
+    ordered = sorted(best.values(), key=lambda f: (-f.score, f.subject, f.predicate, f.object))
+    if min_score is not None:
+        ordered = [f for f in ordered if f.score >= min_score]
+    return ordered[:limit]
+
+
+def _named_in(query: str, table: FactTable, longest: int = 6) -> set[str]:
+    """Keys of fact ends named in ``query`` (word n-grams), lower-case concepts included:
+    several words, or one capitalised word, that some fact has as its subject or object."""
+    words = _WORDS.findall(query)
+    found: set[str] = set()
+    for n in range(1, longest + 1):
+        for i in range(len(words) - n + 1):
+            gram = words[i : i + n]
+            if n == 1 and (not gram[0][:1].isupper() or i == 0 or gram[0].lower() in STOPWORDS):
+                continue
+            if gram[0].lower() in STOPWORDS or gram[-1].lower() in STOPWORDS:
+                continue
+            key = name_key(" ".join(gram))
+            if key in table.by_key:
+                found.add(key)
+    return found
+
+
+def _keys(name: str) -> set[str]:
+    return {name_key(form) for form in aliases(name)} - {""}
+
+
+def _raise(proximity: dict[int, float], rows: Iterable[int], value: float) -> None:
+    for i in rows:
+        if proximity.get(i, 0.0) < value:
+            proximity[i] = value
+
+
+def _overlap(words: set[str], fact: Fact) -> float:
+    if not words:
+        return 0.0
+    text = f"{fact.subject} {fact.predicate} {fact.object}"
+    found = {w[:_PREFIX] for w in lexical_tokens(text)}
+    return len(words & found) / len(words)
+
+
+def _unit(vector: Sequence[float]) -> np.ndarray:
+    array = np.asarray(vector, dtype=float)
+    norm = float(np.linalg.norm(array))
+    return array / norm if norm > 0 else array

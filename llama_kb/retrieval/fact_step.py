@@ -1,0 +1,82 @@
+"""The engine's fact step: facts reached by graph traversal, then every candidate fact ranked.
+
+:func:`traverse` reads the facts around seed entities (graph routes only) within the query's
+traversal budget; :func:`rank` scores them with the typed facts of the knowledge base
+(:mod:`.fact_ranking`) and keeps ``max_facts`` of them down to ``min_score``. Both record
+their time in ``trace["retrievers"]["facts"]`` and a stage; a failing backend goes to
+``degrade`` (the engine raises with ``strict``, else names it in ``trace["degraded"]``).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from llama_kb.retrieval.fact_ranking import FactRanker, select_facts
+from llama_kb.retrieval.facts import graph_facts
+from llama_kb.retrieval.payload import Fact
+from llama_kb.types import Route, SearchHit
+
+if TYPE_CHECKING:
+    from llama_kb.retrieval.engine import _Plan
+
+Degrade = Callable[[str, Exception], None]
+
+TRAVERSAL_SHARE = 3
+"""Traversal reads this many times ``max_facts`` facts, for the ranking to choose from."""
+
+
+def traverse(graph: Any, plan: _Plan, seeds: Sequence[str], degrade: Degrade) -> list[Fact]:
+    """Facts around ``seeds`` within the traversal budget (none on the semantic route)."""
+    assert plan.classification is not None
+    if plan.snapshot is None or plan.classification.label is Route.SEMANTIC or not seeds:
+        return []
+    started = time.perf_counter()
+    opts = plan.options
+    try:
+        facts = graph_facts(
+            graph,
+            plan.snapshot,
+            seeds,
+            opts.max_cost,
+            opts.max_hops,
+            opts.max_nodes,
+            opts.max_facts * TRAVERSAL_SHARE,
+        )
+    except Exception as e:
+        degrade("graph", e)
+        facts = []
+    _timed(plan, started)
+    plan.stages.add("facts", started, seeds=len(seeds), out=len(facts))
+    return facts
+
+
+def rank(
+    ranker: FactRanker,
+    graph: Any,
+    plan: _Plan,
+    hits: Sequence[SearchHit],
+    traversed: Sequence[Fact],
+    degrade: Degrade,
+) -> list[Fact]:
+    """Typed facts near the query's entities and passages, best first; structural edges only
+    with ``include_structural``."""
+    if plan.snapshot is None:
+        return []
+    started = time.perf_counter()
+    query = (plan.query, plan.query_vector, plan.entity_ids)
+    on_error = lambda e: degrade("facts", e)  # noqa: E731
+    facts = select_facts(
+        ranker, graph, plan.snapshot, query, hits, traversed, plan.options, on_error
+    )
+    _timed(plan, started)["returned"] = len(facts)
+    plan.stages.add("fact_ranking", started, out=len(facts))
+    return facts
+
+
+def _timed(plan: _Plan, started: float) -> dict[str, Any]:
+    """Add the time since ``started`` to ``trace["retrievers"]["facts"]["ms"]``."""
+    timing = plan.trace.setdefault("retrievers", {}).setdefault("facts", {"ms": 0.0})
+    timing["ms"] = round(timing["ms"] + (time.perf_counter() - started) * 1000, 3)
+    return timing
