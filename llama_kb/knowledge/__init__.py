@@ -26,7 +26,7 @@ from llama_kb.knowledge.injection import (
     knowledge_function_mappings,
     merge_knowledge,
 )
-from llama_kb.knowledge.loader import LoadReport, SkippedItem, load_knowledge
+from llama_kb.knowledge.loader import LoadReport, load_knowledge
 from llama_kb.knowledge.model import (
     GLOBAL_ENTITY_ID,
     EntityMetadata,
@@ -48,6 +48,7 @@ from llama_kb.knowledge.retrieval import (
     retrieve_knowledge,
 )
 from llama_kb.knowledge.structuring import StructuringResult, resolve_llm, structure_knowledge
+from llama_kb.knowledge.validation import SkippedItem
 
 __all__ = [
     "GLOBAL_ENTITY_ID",

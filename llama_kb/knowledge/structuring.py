@@ -29,16 +29,10 @@ from typing import Any
 
 from llama_kb.errors import ConfigurationError, DocumentError, MissingDependencyError
 from llama_kb.knowledge import guards
-from llama_kb.knowledge.loader import (
-    MAX_PIECE_CHARS,
-    KnowledgePlan,
-    LoadReport,
-    apply_plan,
-    parse_json,
-    validate_knowledge,
-)
+from llama_kb.knowledge.loader import LoadReport, apply_plan, parse_json
 from llama_kb.knowledge.model import KnowledgeType
 from llama_kb.knowledge.store import HasKnowledge, KnowledgeStore, knowledge_store
+from llama_kb.knowledge.validation import MAX_PIECE_CHARS, KnowledgePlan, validate_knowledge
 
 logger = logging.getLogger(__name__)
 

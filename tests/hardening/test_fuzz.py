@@ -22,7 +22,8 @@ from llama_kb.config import LimitsConfig
 from llama_kb.errors import DocumentError
 from llama_kb.ingest.guards import SecretScanner, document_problem, use_limits
 from llama_kb.ingest.readers import read_path, supported_suffixes
-from llama_kb.knowledge.loader import parse_json, validate_knowledge
+from llama_kb.knowledge.loader import parse_json
+from llama_kb.knowledge.validation import validate_knowledge
 
 pytestmark = pytest.mark.slow
 
