@@ -26,7 +26,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from functools import partial
 from typing import Any
 
@@ -46,29 +46,12 @@ from llama_kb.retrieval.fuzzy_names import FuzzyNameLinker
 from llama_kb.retrieval.index import IndexSnapshot, RetrievalIndex, top_rows
 from llama_kb.retrieval.options import resolve_options, validate_query
 from llama_kb.retrieval.payload import Classification, Fact, FusedContext
+from llama_kb.retrieval.plan import QueryPlan
 from llama_kb.stores.chroma_vector import ChromaChunkStore
 from llama_kb.stores.graph import KBGraphStore
 from llama_kb.types import Route, SearchHit
 
 logger = logging.getLogger(__name__)
-
-
-@dataclass
-class _Plan:
-    """State of one query between steps."""
-
-    query: str
-    options: QueryOptions
-    started: float
-    snapshot: IndexSnapshot | None = None
-    mask: np.ndarray | None = None
-    entity_ids: list[str] = field(default_factory=list)
-    query_vector: list[float] | None = None
-    classification: Classification | None = None
-    trace: dict[str, Any] = field(default_factory=dict)
-    degraded: list[str] = field(default_factory=list)
-    stages: observe.StageRecorder = field(default_factory=observe.StageRecorder)
-    parts: debug.ScoreParts | None = None
 
 
 class ContextEngine:
@@ -144,8 +127,8 @@ class ContextEngine:
 
     # -- steps ------------------------------------------------------------------------
 
-    def _plan(self, query: str, options: dict[str, Any]) -> _Plan:
-        plan = _Plan(
+    def _plan(self, query: str, options: dict[str, Any]) -> QueryPlan:
+        plan = QueryPlan(
             validate_query(query),
             resolve_options(self.defaults, **options),
             time.perf_counter(),
@@ -185,7 +168,7 @@ class ContextEngine:
         plan.stages.add("classify", started, route=plan.classification.label.value)
         return plan
 
-    def _link(self, query: str, snapshot: IndexSnapshot, plan: _Plan) -> list[dict[str, Any]]:
+    def _link(self, query: str, snapshot: IndexSnapshot, plan: QueryPlan) -> list[dict[str, Any]]:
         """Graph names in the query: exact/alias matches, else embedding similarity of the
         query's capitalised spans to candidate names (see :mod:`.fuzzy_names`)."""
         linked = [
@@ -227,7 +210,7 @@ class ContextEngine:
             self._fuzzy = current
         return current[1]
 
-    def _dense(self, plan: _Plan) -> list[SearchHit]:
+    def _dense(self, plan: QueryPlan) -> list[SearchHit]:
         started = time.perf_counter()
         try:
             vector = self.embedding.get_query_embedding(plan.query)
@@ -241,7 +224,7 @@ class ContextEngine:
         plan.trace.setdefault("retrievers", {})["vector"] = {"hits": len(hits), "ms": _ms(started)}
         return hits
 
-    def _lexical(self, plan: _Plan) -> np.ndarray | None:
+    def _lexical(self, plan: QueryPlan) -> np.ndarray | None:
         if plan.snapshot is None:
             return None
         started = time.perf_counter()
@@ -253,11 +236,11 @@ class ContextEngine:
         plan.stages.add("lexical", started, out=plan.trace["retrievers"]["bm25"]["hits"])
         return scores
 
-    def _facts(self, plan: _Plan, seeds: Sequence[str]) -> list[Fact]:
+    def _facts(self, plan: QueryPlan, seeds: Sequence[str]) -> list[Fact]:
         return fact_step.traverse(self.graph, plan, seeds, partial(self._degrade, plan))
 
     def _finish(
-        self, plan: _Plan, dense: list[SearchHit], lexical: np.ndarray | None, facts: list[Fact]
+        self, plan: QueryPlan, dense: list[SearchHit], lexical: np.ndarray | None, facts: list[Fact]
     ) -> FusedContext:
         assert plan.classification is not None
         route = plan.classification.label
@@ -312,7 +295,7 @@ class ContextEngine:
 
     def _rank_semantic(
         self,
-        plan: _Plan,
+        plan: QueryPlan,
         snapshot: IndexSnapshot,
         dense: list[SearchHit],
         lexical: np.ndarray | None,
@@ -338,7 +321,7 @@ class ContextEngine:
 
     def _rank_graph(
         self,
-        plan: _Plan,
+        plan: QueryPlan,
         snapshot: IndexSnapshot,
         dense: list[SearchHit],
         lexical: np.ndarray | None,
@@ -407,7 +390,7 @@ class ContextEngine:
             hits.append(self._hit(snapshot, chunk_id, float(final[row]), ranks))
         return hits
 
-    def _candidates(self, plan: _Plan) -> int:
+    def _candidates(self, plan: QueryPlan) -> int:
         """Dense and lexical candidates to fuse: enough for the hit seeds and the final top_k."""
         return max(plan.options.top_k, self.ranking.min_candidates)
 
@@ -428,7 +411,7 @@ class ContextEngine:
 
     # -- helpers ----------------------------------------------------------------------
 
-    def _empty(self, plan: _Plan) -> FusedContext:
+    def _empty(self, plan: QueryPlan) -> FusedContext:
         assert plan.classification is not None
         plan.trace["total_ms"] = _ms(plan.started)
         plan.trace["empty_knowledge_base"] = True
@@ -436,7 +419,7 @@ class ContextEngine:
         return observe.emit_end(context, plan.stages, plan.options.top_k)
 
     @staticmethod
-    def _degrade(plan: _Plan, backend: str, error: Exception) -> None:
+    def _degrade(plan: QueryPlan, backend: str, error: Exception) -> None:
         if plan.options.strict:
             if isinstance(error, LlamaKBError):
                 raise error

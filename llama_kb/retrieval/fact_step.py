@@ -11,15 +11,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from llama_kb.retrieval.fact_ranking import FactRanker, select_facts
 from llama_kb.retrieval.facts import graph_facts
 from llama_kb.retrieval.payload import Fact
+from llama_kb.retrieval.plan import QueryPlan
 from llama_kb.types import Route, SearchHit
-
-if TYPE_CHECKING:
-    from llama_kb.retrieval.engine import _Plan
 
 Degrade = Callable[[str, Exception], None]
 
@@ -27,7 +25,7 @@ TRAVERSAL_SHARE = 3
 """Traversal reads this many times ``max_facts`` facts, for the ranking to choose from."""
 
 
-def traverse(graph: Any, plan: _Plan, seeds: Sequence[str], degrade: Degrade) -> list[Fact]:
+def traverse(graph: Any, plan: QueryPlan, seeds: Sequence[str], degrade: Degrade) -> list[Fact]:
     """Facts around ``seeds`` within the traversal budget (none on the semantic route)."""
     assert plan.classification is not None
     if plan.snapshot is None or plan.classification.label is Route.SEMANTIC or not seeds:
@@ -55,7 +53,7 @@ def traverse(graph: Any, plan: _Plan, seeds: Sequence[str], degrade: Degrade) ->
 def rank(
     ranker: FactRanker,
     graph: Any,
-    plan: _Plan,
+    plan: QueryPlan,
     hits: Sequence[SearchHit],
     traversed: Sequence[Fact],
     degrade: Degrade,
@@ -75,7 +73,7 @@ def rank(
     return facts
 
 
-def _timed(plan: _Plan, started: float) -> dict[str, Any]:
+def _timed(plan: QueryPlan, started: float) -> dict[str, Any]:
     """Add the time since ``started`` to ``trace["retrievers"]["facts"]["ms"]``."""
     timing = plan.trace.setdefault("retrievers", {}).setdefault("facts", {"ms": 0.0})
     timing["ms"] = round(timing["ms"] + (time.perf_counter() - started) * 1000, 3)
