@@ -19,7 +19,7 @@ from typing import Any
 from benchmarks._common import median, percentile, read_jsonl, timer, write_results
 from llama_kb import KBConfig, KnowledgeBase, default_embedding
 from llama_kb import graph_model as gm
-from llama_kb.retrieval.index import top_rows
+from llama_kb.retrieval.lexical import lexical_tokens
 
 KS = (2, 5, 10)
 DEPTH = 10
@@ -81,9 +81,10 @@ def _retriever(kb: KnowledgeBase, mode: str) -> Callable[[str], tuple[list[str],
     if mode == "bm25":
 
         def bm25(q: str) -> tuple[list[str], str, float]:
-            snapshot = kb.engine.index.snapshot()
-            rows = top_rows(snapshot.bm25.scores(q), depth)
-            return [str(snapshot.metadata[r].get("doc_id")) for r in rows], "lexical", 0.0
+            index = kb.engine.search_index
+            ids = [c for c, _ in index.lexical(lexical_tokens(q), depth, None)]
+            records = index.chunk_records(ids)
+            return [str(records[c][1].get("doc_id")) for c in ids if c in records], "lexical", 0.0
 
         return bm25
     if mode == "vector":

@@ -249,6 +249,8 @@ class KBConfig(_Model):
         embed_batch_size: Texts embedded per model call during ingestion.
         limits: Resource limits on ingested input (:class:`LimitsConfig`).
         secrets: Secret scanning modes (:class:`SecretsConfig`).
+        cache_size: Query results kept per process, keyed by query, options and index
+            revision (a write invalidates them); 0 disables the cache.
     """
 
     path: Path = Path(DEFAULT_KB_DIR)
@@ -264,6 +266,7 @@ class KBConfig(_Model):
     embed_batch_size: int = Field(default=64, gt=0)
     limits: LimitsConfig = LimitsConfig()
     secrets: SecretsConfig = SecretsConfig()
+    cache_size: int = Field(default=256, ge=0)
 
     @model_validator(mode="after")
     def _one_graph_server(self) -> KBConfig:

@@ -294,6 +294,10 @@ class OnnxMiniLMEmbedding(BaseEmbedding):
     def _get_text_embedding(self, text: str) -> Embedding:
         return self._embed([text])[0].tolist()
 
+    def get_query_embedding_batch(self, queries: list[str]) -> list[Embedding]:
+        """Query embeddings of ``queries`` in one model call (queries and texts embed alike)."""
+        return self._embed(list(queries)).tolist()
+
     def _get_text_embeddings(self, texts: list[str]) -> list[Embedding]:
         return self._embed(list(texts)).tolist()
 

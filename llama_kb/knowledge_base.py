@@ -80,8 +80,9 @@ class KnowledgeBase:
             limits=config.limits, secrets=config.secrets,
         )  # fmt: skip
         self.engine = ContextEngine(
-            vectors, graph, embedding, defaults=config.retrieval, ranking=config.ranking
-        )
+            vectors, graph, embedding, defaults=config.retrieval, ranking=config.ranking,
+            cache_size=config.cache_size,
+        )  # fmt: skip
         self._knowledge: KnowledgeStore | None = None
         self._closed = False
 
@@ -291,6 +292,10 @@ class KnowledgeBase:
                 (see :meth:`ContextEngine.retrieve`).
         """
         return self.engine.retrieve(query, **options)
+
+    def retrieve_many(self, queries: Sequence[str], **options: Any) -> list[FusedContext]:
+        """:meth:`retrieve` for several queries, their embeddings computed in one batch."""
+        return self.engine.retrieve_many(queries, **options)
 
     async def aretrieve(self, query: str, **options: Any) -> FusedContext:
         """Async :meth:`retrieve`."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 _TOKEN = re.compile(r"\w+", re.UNICODE)
@@ -44,6 +44,20 @@ def aliases(name: str) -> list[str]:
     return forms
 
 
+def matchable_forms(name: str) -> list[list[str]]:
+    """The word tokens of each alias of ``name`` that can be matched in text.
+
+    A lower-case single word is a common noun, not a name, and is left out; a one-word name
+    matches only with its exact case, a longer one in any case (see :class:`NameMatcher`).
+    """
+    forms = []
+    for form in aliases(name):
+        toks = tokens(form)
+        if toks and (len(toks) > 1 or _capitalised(toks[0])):
+            forms.append(toks)
+    return forms
+
+
 @dataclass(frozen=True)
 class Mention:
     """A known name found in a text."""
@@ -66,10 +80,7 @@ class NameMatcher:
 
     def add(self, name: str, node_id: str) -> None:
         """Register ``name`` (and its aliases) as a way to mention ``node_id``."""
-        for form in aliases(name):
-            toks = tokens(form)
-            if not toks or (len(toks) == 1 and not _capitalised(toks[0])):
-                continue  # a lower-case single word is a common noun, not a name
+        for toks in matchable_forms(name):
             node = self._trie
             for tok in toks:
                 node = node.setdefault(fold(tok), {})
@@ -123,6 +134,72 @@ class NameMatcher:
         if exact is not None:  # one-word name: exact case
             return span[0].group() == exact[0]
         return any(_capitalised(m.group()) for m in span)
+
+
+NameLookup = Callable[[list[str]], Mapping[str, Mapping[str, "str | None"]]]
+"""Name keys -> ``{node id: exact spelling for one-word names, else None}`` (a store lookup)."""
+
+
+def find_mentions(text: str, lookup: NameLookup, longest: int = 12) -> list[Mention]:
+    """Known names in ``text`` as :class:`NameMatcher` finds them (leftmost-longest, no
+    overlaps, one-word names by exact case, one mention per node), with the names looked up
+    by key in a store: every word span of up to ``longest`` words at once."""
+    return find_mentions_many([text], lookup, longest)[0]
+
+
+def find_mentions_many(
+    texts: Sequence[str], lookup: NameLookup, longest: int = 12, unique: bool = True
+) -> list[list[Mention]]:
+    """:func:`find_mentions` for many texts with one ``lookup`` call for all their spans
+    (``unique=False`` keeps every mention of a node, for counting)."""
+    parsed = []
+    keys: set[str] = set()
+    for text in texts:
+        words = list(_TOKEN.finditer(text))
+        folded = [fold(m.group()) for m in words]
+        spans = {
+            (i, j): "-".join(folded[i:j])
+            for i in range(len(words))
+            for j in range(i + 1, min(len(words), i + longest) + 1)
+        }
+        keys.update(spans.values())
+        parsed.append((text, words, spans))
+    found = lookup(sorted(keys)) if keys else {}
+    return [_resolve(text, words, spans, found, longest, unique) for text, words, spans in parsed]
+
+
+def _resolve(
+    text: str,
+    words: list[re.Match[str]],
+    spans: dict[tuple[int, int], str],
+    found: Mapping[str, Mapping[str, str | None]],
+    longest: int,
+    unique: bool,
+) -> list[Mention]:
+    mentions: list[Mention] = []
+    seen: set[str] = set()
+    i = 0
+    while i < len(words):
+        end = i + 1
+        for j in range(min(len(words), i + longest), i, -1):
+            targets = found.get(spans[(i, j)], {})
+            accepted = [
+                node_id
+                for node_id, exact in targets.items()
+                if NameMatcher._accepts(words[i:j], None if exact is None else [exact])
+            ]
+            if accepted:
+                start_char, end_char = words[i].start(), words[j - 1].end()
+                for node_id in accepted:
+                    if not unique or node_id not in seen:
+                        seen.add(node_id)
+                        mentions.append(
+                            Mention(node_id, text[start_char:end_char], start_char, end_char)
+                        )
+                end = j
+                break
+        i = end
+    return mentions
 
 
 def _capitalised(word: str) -> bool:

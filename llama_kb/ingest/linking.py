@@ -1,15 +1,28 @@
-"""Link chunks to the documents and entities whose names they mention."""
+"""Link chunks to the documents and entities whose names they mention.
+
+New chunks are matched against every stored name; older chunks against the names of new
+documents. With a store that has a search index (the embedded SQLite graph) both are bounded
+lookups: the new chunks' word spans are looked up in the name table, and the older chunks that
+may mention a new title are found by a phrase query on the full-text index, so an update costs
+what it adds, not what the knowledge base holds. Other stores fall back to matching in memory.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from llama_index.core.graph_stores.types import Relation
 
 from llama_kb import graph_model as gm
-from llama_kb.names import NameMatcher
+from llama_kb.names import Mention, NameMatcher, find_mentions_many, matchable_forms
 from llama_kb.stores.chroma_vector import ChromaChunkStore
 from llama_kb.stores.graph import KBGraphStore
+from llama_kb.stores.search import SearchIndex
+
+_LINKED_LABELS = (gm.DOCUMENT, gm.ENTITY)
+_BATCH = 256
+_LONGEST = 16
+"""Longest name, in words, that ingestion links (query-time linking uses 12)."""
 
 
 def mention_relations(
@@ -20,18 +33,9 @@ def mention_relations(
     A chunk does not "mention" its own document; repeated mentions of one node in a
     chunk give one relation with a ``count``.
     """
-    relations: list[Relation] = []
-    for chunk_id, doc_id, text in chunks:
-        own = gm.doc_node_id(doc_id)
-        counts: dict[str, int] = {}
-        for mention in matcher.find(text):
-            if mention.node_id != own:
-                counts[mention.node_id] = counts.get(mention.node_id, 0) + 1
-        relations.extend(
-            gm.relation(chunk_id, gm.MENTIONS, node_id, gm.MENTION_COST, signal="name", count=n)
-            for node_id, n in counts.items()
-        )
-    return relations
+    return [
+        rel for chunk in chunks for rel in _relations(chunk[0], chunk[1], matcher.find(chunk[2]))
+    ]
 
 
 def link_chunks(
@@ -46,21 +50,75 @@ def link_chunks(
     With ``relink_all`` (an earlier run died before linking) every chunk is matched
     against every name.
     """
-    names = graph.named_nodes(labels=(gm.DOCUMENT, gm.ENTITY))
+    index: SearchIndex | None = getattr(graph, "search_index", None)
     if relink_all:
         written = [
             (chunk_id, str(meta.get("doc_id", "")), text)
             for chunk_id, text, meta in vectors.iter_chunks()
         ]
-        new_names = names
-    else:
-        new_names = graph.named_nodes(ids=[gm.doc_node_id(d) for d in new_doc_ids])
     if not written:
         return
+    if index is None:
+        relations = _link_in_memory(graph, vectors, written, new_doc_ids, relink_all)
+    else:
+        relations = _link_with_index(index, graph, written, new_doc_ids, relink_all)
+    graph.upsert_relations(relations)
+
+
+def _link_with_index(
+    index: SearchIndex,
+    graph: KBGraphStore,
+    written: Sequence[tuple[str, str, str]],
+    new_doc_ids: Sequence[str],
+    relink_all: bool,
+) -> list[Relation]:
+    def lookup(keys: list[str]) -> Mapping[str, Mapping[str, str | None]]:
+        found: dict[str, dict[str, str | None]] = {}
+        for form in index.name_forms(keys, _LINKED_LABELS):
+            found.setdefault(form.key, {})[form.node_id] = form.exact
+        return found
+
+    relations: list[Relation] = []
+    for start in range(0, len(written), _BATCH):
+        batch = written[start : start + _BATCH]
+        found = find_mentions_many([t for _, _, t in batch], lookup, _LONGEST, unique=False)
+        for (chunk_id, doc_id, _), mentions in zip(batch, found, strict=True):
+            relations.extend(_relations(chunk_id, doc_id, mentions))
+    if relink_all or not new_doc_ids or index.chunk_count() <= len(written):
+        return relations
+    new_names = graph.named_nodes(ids=[gm.doc_node_id(d) for d in new_doc_ids])
+    if not new_names:
+        return relations
+    fresh = NameMatcher().add_all((name, node_id) for node_id, name, _ in new_names)
+    phrases = {" ".join(words) for _, name, _ in new_names for words in matchable_forms(name)}
+    written_ids = {chunk_id for chunk_id, _, _ in written}
+    older = sorted(set(index.phrase_chunks(sorted(phrases))) - written_ids)
+    for start in range(0, len(older), _BATCH):
+        records = index.chunk_records(older[start : start + _BATCH])
+        relations.extend(
+            mention_relations(
+                ((c, str(meta.get("doc_id", "")), text) for c, (text, meta) in records.items()),
+                fresh,
+            )
+        )
+    return relations
+
+
+def _link_in_memory(
+    graph: KBGraphStore,
+    vectors: ChromaChunkStore,
+    written: Sequence[tuple[str, str, str]],
+    new_doc_ids: Sequence[str],
+    relink_all: bool,
+) -> list[Relation]:
+    names = graph.named_nodes(labels=_LINKED_LABELS)
     matcher = NameMatcher().add_all((name, node_id) for node_id, name, _ in names)
     relations = mention_relations(written, matcher)
-    written_ids = {chunk_id for chunk_id, _, _ in written}
-    if new_names and not relink_all:
+    new_names = (
+        [] if relink_all else graph.named_nodes(ids=[gm.doc_node_id(d) for d in new_doc_ids])
+    )
+    if new_names:
+        written_ids = {chunk_id for chunk_id, _, _ in written}
         fresh = NameMatcher().add_all((name, node_id) for node_id, name, _ in new_names)
         old_chunks = (
             (chunk_id, str(meta.get("doc_id", "")), text)
@@ -68,4 +126,16 @@ def link_chunks(
             if chunk_id not in written_ids
         )
         relations.extend(mention_relations(old_chunks, fresh))
-    graph.upsert_relations(relations)
+    return relations
+
+
+def _relations(chunk_id: str, doc_id: str, mentions: Iterable[Mention]) -> list[Relation]:
+    own = gm.doc_node_id(doc_id)
+    counts: dict[str, int] = {}
+    for mention in mentions:
+        if mention.node_id != own:
+            counts[mention.node_id] = counts.get(mention.node_id, 0) + 1
+    return [
+        gm.relation(chunk_id, gm.MENTIONS, node_id, gm.MENTION_COST, signal="name", count=n)
+        for node_id, n in counts.items()
+    ]

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from llama_kb.retrieval.index import IndexSnapshot, top_rows
+from llama_kb.retrieval.index import Candidates, top_rows
 from llama_kb.retrieval.payload import FusedContext
 from llama_kb.types import SearchHit
 
@@ -40,7 +40,7 @@ _PART_NAMES = {"vector": "dense", "bm25": "lexical"}
 
 @dataclass
 class ScoreParts:
-    """Per-row score parts of one ranking (rows index the snapshot's chunks).
+    """Per-row score parts of one ranking (rows index the query's candidates).
 
     Attributes:
         formula: How the parts add up, for people.
@@ -64,7 +64,7 @@ class ScoreParts:
     @classmethod
     def semantic(
         cls,
-        snapshot: IndexSnapshot,
+        snapshot: Candidates,
         by_chunk: Mapping[str, Mapping[str, float]],
         fused: Mapping[str, float],
         mask: np.ndarray | None,
@@ -111,7 +111,7 @@ class ScoreParts:
 
     def explain(
         self,
-        snapshot: IndexSnapshot,
+        snapshot: Candidates,
         dense: Sequence[SearchHit],
         lexical: np.ndarray | None,
         ranked: Sequence[SearchHit],
@@ -120,7 +120,7 @@ class ScoreParts:
         """The ``trace["explain"]`` payload: one row per candidate, best fused score first.
 
         Args:
-            snapshot: The index the ranking ran on.
+            snapshot: The candidates the ranking ran on.
             dense: Dense hits in rank order.
             lexical: BM25 score per row.
             ranked: The top-``top_k`` hits before ``min_score``.
@@ -175,7 +175,7 @@ class ScoreParts:
         return {"formula": self.formula, "scale": self.scale, "candidates": candidates}
 
     def _rows(
-        self, snapshot: IndexSnapshot, chunk_ids: list[str], lexical: np.ndarray | None, top_k: int
+        self, snapshot: Candidates, chunk_ids: list[str], lexical: np.ndarray | None, top_k: int
     ) -> set[int]:
         """Rows worth a line: the dense hits and the ranked ones, the lexical top ``depth``
         (filtered or not), and every fused row or, on graph routes, the top ``4 * top_k``."""

@@ -1,9 +1,10 @@
 """Typed facts for a query: candidates near the query's entities and hits, ranked by relevance.
 
-Facts read at ingest (``fact`` nodes: sentences, records) are loaded once per index snapshot
-into a :class:`FactTable`. For a query, candidates are the facts whose subject or object *is*
-one of the linked entities, the facts read from those entities' pages, and the facts read
-from the top passages. Each gets a score in [0, 1]::
+Facts read at ingest (``fact`` nodes: sentences, records) are read from the store per query
+(indexed by end name, document and chunk) into a :class:`FactTable`. Candidates are the facts
+whose subject or object *is* one of the linked entities or a name in the question, the facts
+read from those entities' pages, and the facts read from the top passages. Each gets a score
+in [0, 1]::
 
     score = w_proximity * proximity + w_lexical * lexical + w_embedding * embedding
 
@@ -32,6 +33,7 @@ import numpy as np
 from llama_kb import graph_model as gm
 from llama_kb.config import QueryOptions, RankingConfig
 from llama_kb.names import aliases, name_key
+from llama_kb.retrieval.index import Candidates
 from llama_kb.retrieval.lexical import STOPWORDS, lexical_tokens
 from llama_kb.retrieval.payload import Fact
 from llama_kb.types import SearchHit
@@ -41,6 +43,8 @@ logger = logging.getLogger(__name__)
 _PREFIX = 5
 _WORDS = re.compile(r"[\w'-]+")
 _CACHE_LIMIT = 50_000
+FACT_ROWS = 5_000
+"""Most fact nodes read for one query (a hub name's facts are capped here)."""
 
 
 @dataclass(frozen=True)
@@ -53,11 +57,10 @@ class FactTable:
     by_chunk: dict[str, tuple[int, ...]]
 
     @classmethod
-    def load(cls, graph: Any) -> FactTable:
-        """Read the ``fact`` nodes of ``graph`` (any store with ``get(properties=...)``)."""
+    def from_properties(cls, rows: Iterable[dict[str, Any]]) -> FactTable:
+        """From the properties of ``fact`` nodes (as :meth:`SearchIndex.facts` returns them)."""
         facts: list[Fact] = []
-        for node in graph.get(properties={"kind": gm.FACT}):
-            props = node.properties
+        for props in rows:
             subject, obj = str(props.get("subject", "")), str(props.get("object", ""))
             if not subject or not obj:
                 continue
@@ -104,15 +107,6 @@ class FactRanker:
         self.ranking = ranking
         self._phrases: dict[str, np.ndarray] = {}
         self._lock = threading.Lock()
-        self._table: tuple[object, FactTable] | None = None
-
-    def table(self, snapshot: object, graph: Any) -> FactTable:
-        """The facts of ``graph``, reloaded when the index ``snapshot`` changes."""
-        current = self._table
-        if current is None or current[0] is not snapshot:
-            current = (snapshot, FactTable.load(graph))
-            self._table = current
-        return current[1]
 
     def rank(
         self,
@@ -224,25 +218,29 @@ class FactRanker:
 
 def select_facts(
     ranker: FactRanker,
-    graph: Any,
-    snapshot: Any,
+    view: Candidates,
     query: tuple[str, Sequence[float] | None, Sequence[str]],
     hits: Sequence[SearchHit],
     traversed: Sequence[Fact],
     options: QueryOptions,
     on_error: Callable[[Exception], None],
 ) -> list[Fact]:
-    """The engine's fact step: rank the typed facts of the knowledge base and the
-    ``traversed`` ones (structural edges only with ``include_structural``) for ``query``
-    (text, vector, linked entity ids), then keep the best per triple down to ``min_score``,
-    at most ``max_facts``. A failing ranker goes to ``on_error`` and traversal order stands.
+    """The engine's fact step: rank the typed facts near ``query`` (text, vector, linked
+    entity ids) and its passages, read from the store for this query only, with the
+    ``traversed`` ones (structural edges only with ``include_structural``); then keep the best
+    per triple down to ``min_score``, at most ``max_facts``. A failing ranker goes to
+    ``on_error`` and traversal order stands.
     """
     text, vector, entity_ids = query
     extra = [f for f in traversed if options.include_structural or not f.structural]
     try:
-        table = ranker.table(snapshot, graph)
-        entities = {e: snapshot.names.get(e, e) for e in entity_ids}
+        entities = {e: view.name(e) for e in entity_ids}
         top = hits[: ranker.ranking.fact_hits]
+        keys = {k for name in entities.values() for k in _keys(name)} | _gram_keys(text)
+        keys |= {k for h in top if isinstance(t := h.metadata.get("title"), str) for k in _keys(t)}
+        docs = [e[len("doc:") :] for e in entities if e.startswith("doc:")]
+        rows = view.index.facts(sorted(keys), docs, [h.chunk_id for h in top], FACT_ROWS)
+        table = FactTable.from_properties(rows)
         ranked = ranker.rank(text, vector, table, entities, top, extra)
     except Exception as e:
         on_error(e)
@@ -263,9 +261,14 @@ def merge_ranked(facts: Iterable[Fact], limit: int, min_score: float | None) -> 
     return ordered[:limit]
 
 
-def _named_in(query: str, table: FactTable, longest: int = 6) -> set[str]:
-    """Keys of fact ends named in ``query`` (word n-grams), lower-case concepts included:
-    several words, or one capitalised word, that some fact has as its subject or object."""
+def _named_in(query: str, table: FactTable) -> set[str]:
+    """Keys of fact ends named in ``query`` (see :func:`_gram_keys`) that ``table`` holds."""
+    return {key for key in _gram_keys(query) if key in table.by_key}
+
+
+def _gram_keys(query: str, longest: int = 6) -> set[str]:
+    """Keys of the word n-grams of ``query`` that may name a fact end, lower-case concepts
+    included: several words, or one capitalised word not first in the question."""
     words = _WORDS.findall(query)
     found: set[str] = set()
     for n in range(1, longest + 1):
@@ -275,8 +278,7 @@ def _named_in(query: str, table: FactTable, longest: int = 6) -> set[str]:
                 continue
             if gram[0].lower() in STOPWORDS or gram[-1].lower() in STOPWORDS:
                 continue
-            key = name_key(" ".join(gram))
-            if key in table.by_key:
+            if key := name_key(" ".join(gram)):
                 found.add(key)
     return found
 

@@ -28,14 +28,14 @@ TRAVERSAL_SHARE = 3
 def traverse(graph: Any, plan: QueryPlan, seeds: Sequence[str], degrade: Degrade) -> list[Fact]:
     """Facts around ``seeds`` within the traversal budget (none on the semantic route)."""
     assert plan.classification is not None
-    if plan.snapshot is None or plan.classification.label is Route.SEMANTIC or not seeds:
+    if plan.view is None or plan.classification.label is Route.SEMANTIC or not seeds:
         return []
     started = time.perf_counter()
     opts = plan.options
     try:
         facts = graph_facts(
             graph,
-            plan.snapshot,
+            plan.view,
             seeds,
             opts.max_cost,
             opts.max_hops,
@@ -52,7 +52,6 @@ def traverse(graph: Any, plan: QueryPlan, seeds: Sequence[str], degrade: Degrade
 
 def rank(
     ranker: FactRanker,
-    graph: Any,
     plan: QueryPlan,
     hits: Sequence[SearchHit],
     traversed: Sequence[Fact],
@@ -60,14 +59,12 @@ def rank(
 ) -> list[Fact]:
     """Typed facts near the query's entities and passages, best first; structural edges only
     with ``include_structural``."""
-    if plan.snapshot is None:
+    if plan.view is None:
         return []
     started = time.perf_counter()
     query = (plan.query, plan.query_vector, plan.entity_ids)
     on_error = lambda e: degrade("facts", e)  # noqa: E731
-    facts = select_facts(
-        ranker, graph, plan.snapshot, query, hits, traversed, plan.options, on_error
-    )
+    facts = select_facts(ranker, plan.view, query, hits, traversed, plan.options, on_error)
     _timed(plan, started)["returned"] = len(facts)
     plan.stages.add("fact_ranking", started, out=len(facts))
     return facts

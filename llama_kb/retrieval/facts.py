@@ -8,7 +8,7 @@ from typing import Any
 from llama_index.core.graph_stores.types import Relation
 
 from llama_kb import graph_model as gm
-from llama_kb.retrieval.index import IndexSnapshot
+from llama_kb.retrieval.index import Candidates
 from llama_kb.retrieval.payload import Fact
 from llama_kb.stores.graph import KBGraphStore
 from llama_kb.stores.traversal import COST_EPSILON
@@ -16,7 +16,7 @@ from llama_kb.stores.traversal import COST_EPSILON
 
 def graph_facts(
     graph: KBGraphStore,
-    snapshot: IndexSnapshot,
+    view: Candidates,
     seeds: Sequence[str],
     max_cost: float,
     max_hops: int,
@@ -43,7 +43,10 @@ def graph_facts(
         cost += float(relation.properties.get("weight", 1.0))
         if cost <= max_cost + COST_EPSILON:
             candidates.append((relation, cost, hops + 1))
-    return merge_facts(list(_to_facts(snapshot, candidates)), [], limit)
+    ends = {e for relation, _, _ in candidates for e in (relation.source_id, relation.target_id)}
+    view.fetch(ends)  # the chunk ends: shown as their document
+    view.names.update(view.index.display_names([*ends, *map(view.doc_node, view.records)]))
+    return merge_facts(list(_to_facts(view, candidates)), [], limit)
 
 
 def merge_facts(first: Sequence[Fact], second: Sequence[Fact], limit: int) -> list[Fact]:
@@ -55,19 +58,19 @@ def merge_facts(first: Sequence[Fact], second: Sequence[Fact], limit: int) -> li
 
 
 def _to_facts(
-    snapshot: IndexSnapshot, candidates: Iterable[tuple[Relation, float, int]]
+    view: Candidates, candidates: Iterable[tuple[Relation, float, int]]
 ) -> Iterable[Fact]:
     for relation, cost, hops in candidates:
         if relation.label == gm.PART_OF:
             continue
-        subject_id, subject_source = _display_node(snapshot, relation.source_id)
-        object_id, object_source = _display_node(snapshot, relation.target_id)
+        subject_id, subject_source = _display_node(view, relation.source_id)
+        object_id, object_source = _display_node(view, relation.target_id)
         if subject_id == object_id:
             continue
         yield Fact(
-            subject=snapshot.names.get(subject_id, subject_id),
+            subject=view.names.get(subject_id, subject_id),
             predicate=relation.label,
-            object=snapshot.names.get(object_id, object_id),
+            object=view.names.get(object_id, object_id),
             subject_id=subject_id,
             object_id=object_id,
             source_ids=tuple(s for s in (subject_source, object_source) if s),
@@ -93,12 +96,11 @@ def _merge(facts: Iterable[Fact]) -> list[Fact]:
     return list(merged.values())
 
 
-def _display_node(snapshot: IndexSnapshot, node_id: str) -> tuple[str, str | None]:
+def _display_node(view: Candidates, node_id: str) -> tuple[str, str | None]:
     """A chunk is shown as its document node; returns ``(display id, chunk id or None)``."""
-    row = snapshot.row_of.get(node_id)
-    if row is None:
+    if node_id not in view.records:
         return node_id, None
-    return snapshot.doc_node_of_row[row], node_id
+    return view.doc_node(node_id), node_id
 
 
 def _extractor(relation: Relation) -> str:

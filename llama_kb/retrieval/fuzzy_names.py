@@ -1,24 +1,26 @@
 """Link names the exact matcher missed ("Vector Indexr", "Nathan Juran") by embedding similarity.
 
-Only used when no graph name matches a query exactly. Candidate names are preselected by
-shared character trigrams (cheap, in memory), then the query's capitalised spans and those
-candidates are embedded and compared by cosine; names are embedded once and cached.
-Nothing is added at ingestion time.
+Only used when no graph name matches a query exactly. Candidate names come from the search
+index's trigram lookup (:meth:`~llama_kb.stores.search.SearchIndex.similar_names`), then the
+query's capitalised spans and those candidates are embedded and compared by cosine; name
+vectors are cached (bounded). Nothing is added at ingestion time.
 """
 
 from __future__ import annotations
 
 import threading
-from collections import Counter
+from collections import OrderedDict
 from collections.abc import Sequence
 
 import numpy as np
 from llama_index.core.base.embeddings.base import BaseEmbedding
 
 from llama_kb.names import fold
+from llama_kb.stores.search import SearchIndex
 
 NAME_SIMILARITY = 0.85
 CANDIDATES_PER_SPAN = 16
+_CACHE_LIMIT = 20_000
 
 
 def trigrams(text: str) -> set[str]:
@@ -31,74 +33,39 @@ class FuzzyNameLinker:
     """Nearest graph names to free-text spans.
 
     Args:
-        names: Graph node id -> display name.
         embedding: Embeds spans and names (the knowledge base's model).
         threshold: Lowest cosine similarity that links.
     """
 
-    def __init__(
-        self, names: dict[str, str], embedding: BaseEmbedding, threshold: float = NAME_SIMILARITY
-    ) -> None:
-        self.names = names
+    def __init__(self, embedding: BaseEmbedding, threshold: float = NAME_SIMILARITY) -> None:
         self.embedding = embedding
         self.threshold = threshold
-        self._index: dict[str, list[str]] | None = None
-        self._sizes: dict[str, int] = {}
-        self._vectors: dict[str, np.ndarray] = {}
+        self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
 
-    def reuse_vectors(self, other: FuzzyNameLinker) -> None:
-        """Keep ``other``'s cached name vectors for names that did not change."""
-        self._vectors.update(
-            (n, v) for n, v in other._vectors.items() if self.names.get(n) == other.names.get(n)
-        )
-
-    def link(self, spans: Sequence[str]) -> list[tuple[str, str, float]]:
-        """``(span, node id, similarity)`` for each span's best name above the threshold."""
-        candidates = {span: self._candidates(span) for span in spans}
-        wanted = sorted({n for ids in candidates.values() for n in ids} - set(self._vectors))
-        texts = list(spans) + [self.names[n] for n in wanted]
-        if not wanted and not any(candidates.values()):
+    def link(self, spans: Sequence[str], index: SearchIndex) -> list[tuple[str, str, str, float]]:
+        """``(span, node id, name, similarity)`` for each span's best name above the threshold."""
+        candidates = {span: index.similar_names(span, CANDIDATES_PER_SPAN) for span in spans}
+        names = index.display_names(sorted({n for ids in candidates.values() for n in ids}))
+        if not names:
             return []
-        vectors = np.asarray(self.embedding.get_text_embedding_batch(texts), dtype=np.float32)
+        wanted = sorted({name for name in names.values()} - set(self._vectors))
+        vectors = np.asarray(
+            self.embedding.get_text_embedding_batch([*spans, *wanted]), dtype=np.float32
+        )
         span_vectors = dict(zip(spans, vectors[: len(spans)], strict=True))
         with self._lock:
             self._vectors.update(zip(wanted, vectors[len(spans) :], strict=True))
+            known = {name: self._vectors[name] for name in names.values()}
+            while len(self._vectors) > _CACHE_LIMIT:
+                self._vectors.popitem(last=False)
         links = []
         for span, ids in candidates.items():
+            ids = [n for n in ids if n in names]
             if not ids:
                 continue
-            scores = [float(span_vectors[span] @ self._vectors[n]) for n in ids]
+            scores = [float(span_vectors[span] @ known[names[n]]) for n in ids]
             best = int(np.argmax(scores))
             if scores[best] >= self.threshold:
-                links.append((span, ids[best], round(scores[best], 3)))
+                links.append((span, ids[best], names[ids[best]], round(scores[best], 3)))
         return links
-
-    def _candidates(self, span: str) -> list[str]:
-        index = self._trigram_index()
-        grams = trigrams(span)
-        common = max(50, len(self.names) // 20)  # grams like " th" say nothing
-        shared: Counter[str] = Counter()
-        for gram in grams:
-            postings = index.get(gram, ())
-            if len(postings) <= common:
-                shared.update(postings)
-
-        def jaccard(node_id: str) -> float:
-            both = shared[node_id]
-            return both / (len(grams) + self._sizes[node_id] - both)
-
-        ranked = sorted(shared, key=lambda n: (-jaccard(n), n))
-        return ranked[:CANDIDATES_PER_SPAN]
-
-    def _trigram_index(self) -> dict[str, list[str]]:
-        with self._lock:
-            if self._index is None:
-                index: dict[str, list[str]] = {}
-                for node_id, name in self.names.items():
-                    grams = trigrams(name)
-                    self._sizes[node_id] = len(grams)
-                    for gram in grams:
-                        index.setdefault(gram, []).append(node_id)
-                self._index = index
-            return self._index

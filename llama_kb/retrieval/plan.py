@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import Any
-
-import numpy as np
 
 from llama_kb.config import QueryOptions
 from llama_kb.retrieval import explain as debug
 from llama_kb.retrieval import trace as observe
-from llama_kb.retrieval.index import IndexSnapshot
-from llama_kb.retrieval.payload import Classification
+from llama_kb.retrieval.index import Candidates
+from llama_kb.retrieval.payload import Classification, FusedContext
 
 
 @dataclass
@@ -21,8 +20,13 @@ class QueryPlan:
     query: str
     options: QueryOptions
     started: float
-    snapshot: IndexSnapshot | None = None
-    mask: np.ndarray | None = None
+    view: Candidates | None = None
+    """The store lookups of this query and the chunks it ranks (``None``: index unavailable)."""
+    cache_key: Hashable | None = None
+    cached: FusedContext | None = None
+    """The cached result for this query, options and index revision, if any."""
+    empty: bool = False
+    """The knowledge base holds no chunks."""
     entity_ids: list[str] = field(default_factory=list)
     query_vector: list[float] | None = None
     classification: Classification | None = None

@@ -16,10 +16,11 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from llama_kb.errors import BackendError
+from llama_kb.stores._sqlite_index import SEARCH_SCHEMA, upgrade
 
 logger = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 """Stored in ``PRAGMA user_version``; bumped whenever the table layout changes."""
 
 
@@ -55,10 +56,10 @@ _SCHEMA = (
         UNIQUE (source_uri, target_uri, relation_type)
     )
     """,
-    "CREATE INDEX idx_relations_target ON relations(target_uri)",
     "CREATE INDEX idx_relations_type ON relations(relation_type)",
     "CREATE TABLE meta (key TEXT PRIMARY KEY, value) WITHOUT ROWID",
     "INSERT INTO meta(key, value) VALUES ('revision', 0)",
+    *SEARCH_SCHEMA,
     f"PRAGMA user_version = {SCHEMA_VERSION}",
 )
 
@@ -199,6 +200,10 @@ class SQLiteDatabase:
                 for statement in _SCHEMA:
                     conn.execute(statement)
                 logger.info("created SQLite graph store %s (schema %d)", self._path, SCHEMA_VERSION)
+            elif version == 1:
+                upgrade(conn)
+                conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+                logger.info("added the search indexes to SQLite graph store %s", self._path)
             elif version != SCHEMA_VERSION:
                 raise BackendError(f"{self._path}: unknown graph schema version {version}.")
             conn.execute("COMMIT")

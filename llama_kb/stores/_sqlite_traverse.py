@@ -32,7 +32,7 @@ def traverse(
     with db.read() as conn:
 
         def load(uris: list[str], adjacency: Adjacency) -> None:
-            _load_adjacency(conn, uris, adjacency, types, direction)
+            _load_adjacency(conn, uris, adjacency, types, direction, max(2 * max_nodes, 16))
 
         def resolve(rel_ids: list[Any]) -> dict[Any, Relation]:
             return _relations_by_id(conn, rel_ids)
@@ -71,32 +71,29 @@ def _load_adjacency(
     adjacency: Adjacency,
     types: list[str] | None,
     direction: Direction,
+    cap: int,
 ) -> None:
-    """Load the relations of ``uris`` into ``adjacency`` as (weight, other, type, id)."""
-    for uri in uris:
-        adjacency[uri] = []
-    # "+" keeps SQLite on the endpoint indexes instead of the (unselective) type index.
+    """Load the ``cap`` cheapest relations of each of ``uris`` per direction into
+    ``adjacency`` as (weight, other, type, id), cheapest first.
+
+    A search that stops after ``max_nodes`` nodes never needs more of one node's edges than
+    that, so a hub's thousands of edges are never read: each lookup walks the
+    ``(endpoint, weight)`` index and stops at ``cap``.
+    """
+    # "+" keeps SQLite on the endpoint index instead of the (unselective) type index.
     type_sql = f" AND +relation_type IN ({_marks(types)})" if types else ""
-    for chunk in _chunks(uris):
-        marks = _marks(chunk)
-        if direction == "out":
-            where, params = f"source_uri IN ({marks})", list(chunk)
-        elif direction == "in":
-            where, params = f"target_uri IN ({marks})", list(chunk)
-        else:
-            where = f"(source_uri IN ({marks}) OR target_uri IN ({marks}))"
-            params = [*chunk, *chunk]
-        rows = conn.execute(
-            "SELECT id, source_uri, target_uri, relation_type, weight FROM relations "
-            f"WHERE {where}{type_sql}",
-            [*params, *(types or [])],
-        )
-        for rel_id, source, target, rel_type, weight in rows:
-            if source == target:
-                continue
-            if direction != "in" and source in adjacency:
-                adjacency[source].append((weight, target, rel_type, rel_id))
-            if direction != "out" and target in adjacency:
-                adjacency[target].append((weight, source, rel_type, rel_id))
+    ends = {"out": ("source_uri",), "in": ("target_uri",), "both": ("source_uri", "target_uri")}
     for uri in uris:
-        adjacency[uri].sort()
+        edges: list[tuple[float, str, str, Any]] = []
+        for column in ends[direction]:
+            rows = conn.execute(
+                "SELECT id, source_uri, target_uri, relation_type, weight FROM relations "
+                f"WHERE {column} = ?{type_sql} ORDER BY weight LIMIT ?",
+                [uri, *(types or []), cap],
+            )
+            for rel_id, source, target, rel_type, weight in rows:
+                if source != target:
+                    edges.append(
+                        (weight, target if column == "source_uri" else source, rel_type, rel_id)
+                    )
+        adjacency[uri] = sorted(edges)

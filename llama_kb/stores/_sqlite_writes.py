@@ -9,6 +9,7 @@ from typing import Any
 from llama_index.core.graph_stores.types import LabelledNode, Relation
 
 from llama_kb.stores._sqlite_db import SQLiteDatabase
+from llama_kb.stores._sqlite_index import INDEXED_KEYS, write_keys
 from llama_kb.stores._sqlite_rows import (
     _chunks,
     _marks,
@@ -64,8 +65,13 @@ def upsert_nodes(db: SQLiteDatabase, nodes: Sequence[LabelledNode]) -> None:
         return
     now = _now()
     rows = [_node_row(node, now) for node in nodes]
+    keyed = [
+        (node.id, node.label, row[2], node.properties)
+        for node, row in zip(nodes, rows, strict=True)
+    ]
     with db.write() as conn:
         conn.executemany(_UPSERT_NODE, rows)
+        write_keys(conn, keyed)
 
 
 def upsert_relations(db: SQLiteDatabase, relations: Sequence[Relation]) -> None:
@@ -124,7 +130,11 @@ def delete(
 
 def delete_by_property(db: SQLiteDatabase, key: str, value: Any) -> int:
     """See :meth:`SQLitePropertyGraphStore.delete_by_property`."""
-    cond, params = _property_condition("metadata", key, value)
+    if key in INDEXED_KEYS and isinstance(value, str):
+        # the literal path matches the expression index (a bound path would not)
+        cond, params = f"json_extract(metadata, '$.{key}') = ?", [value]
+    else:
+        cond, params = _property_condition("metadata", key, value)
     with db.write() as conn:
         cursor = conn.execute(f"DELETE FROM nodes WHERE {cond}", params)
         count = cursor.rowcount

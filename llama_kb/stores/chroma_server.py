@@ -145,10 +145,10 @@ class ChromaServerChunkStore(ChromaChunkStore):
         with self.endpoint.errors("add chunks"):
             super().add(chunks, embeddings)
 
-    def delete_documents(self, doc_ids: Sequence[str]) -> None:
+    def delete_documents(self, doc_ids: Sequence[str], batch: int = 500) -> None:
         """Delete every chunk of each document id."""
         with self.endpoint.errors("delete chunks"):
-            super().delete_documents(doc_ids)
+            super().delete_documents(doc_ids, batch)
 
     def count(self) -> int:
         """Number of stored chunks."""

@@ -92,10 +92,16 @@ class ChromaChunkStore:
         nodes: list[BaseNode] = [_to_node(c, e) for c, e in zip(chunks, embeddings, strict=True)]
         self.vector_store.add(nodes)
 
-    def delete_documents(self, doc_ids: Sequence[str]) -> None:
-        """Delete every chunk of each document id."""
-        for doc_id in doc_ids:
-            self.vector_store.delete(ref_doc_id=doc_id)
+    def delete_documents(self, doc_ids: Sequence[str], batch: int = 500) -> None:
+        """Delete every chunk of each document id: one indexed ``where`` delete per batch
+        (LlamaIndex stores the document id as ``document_id`` metadata)."""
+        ids = list(dict.fromkeys(doc_ids))
+        for start in range(0, len(ids), batch):
+            chunk = ids[start : start + batch]
+            where = (
+                {"document_id": chunk[0]} if len(chunk) == 1 else {"document_id": {"$in": chunk}}
+            )
+            self.collection.delete(where=where)
 
     def count(self) -> int:
         """Number of stored chunks."""

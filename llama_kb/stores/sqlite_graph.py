@@ -46,6 +46,7 @@ from llama_kb.stores import _sqlite_traverse as _traverse
 from llama_kb.stores import _sqlite_writes as _writes
 from llama_kb.stores._sqlite_async import ThreadedAsyncGraphStore
 from llama_kb.stores._sqlite_db import SCHEMA_VERSION, SQLiteDatabase
+from llama_kb.stores.sqlite_search import SQLiteSearchIndex
 from llama_kb.stores.traversal import Direction, TraversalStep
 
 __all__ = [
@@ -305,9 +306,12 @@ class SQLitePropertyGraphStore(ThreadedAsyncGraphStore):
         Caches derived from the graph (name matchers, PageRank) compare it to decide whether to
         rebuild. It is stored in the database, so writes by other processes count too.
         """
-        with self._read() as conn:
-            row = conn.execute("SELECT value FROM meta WHERE key = 'revision'").fetchone()
-        return int(row[0])
+        return self.search_index.revision
+
+    @property
+    def search_index(self) -> SQLiteSearchIndex:
+        """Bounded lookups for retrieval (full-text, names, neighbourhoods, facts)."""
+        return SQLiteSearchIndex(self._db)
 
     def count_nodes(self, label: str | None = None) -> int:
         """Number of nodes, or of nodes with ``label``."""

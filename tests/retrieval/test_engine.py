@@ -215,13 +215,27 @@ def test_vector_failure_degrades_to_graph_and_lexical(example_kb: KnowledgeBase,
 
 
 def test_vector_store_down_before_first_query(example_kb: KnowledgeBase, monkeypatch):
+    # no query path reads the whole vector store any more: the graph file's own indexes answer
     monkeypatch.setattr(example_kb.vectors, "iter_chunks", _fail("iter_chunks"))
     monkeypatch.setattr(example_kb.vectors, "query", _fail("query"))
     context = example_kb.retrieve("Graph Updater")
-    assert context.unstructured == []
-    assert [d.split(":")[0] for d in context.degraded] == ["index", "vector"]
-    with pytest.raises(BackendError, match="iter_chunks failed"):
+    assert context.unstructured and context.unstructured[0].metadata["title"] == "Graph Updater"
+    assert all("vector" not in h.ranks for h in context.unstructured)
+    assert [d.split(":")[0] for d in context.degraded] == ["vector"]
+    with pytest.raises(BackendError, match="query failed"):
         example_kb.retrieve("Graph Updater", strict=True)
+
+
+def test_graph_store_down_degrades_to_dense(example_kb: KnowledgeBase, monkeypatch):
+    def down() -> int:
+        raise BackendError("graph store down")
+
+    monkeypatch.setattr(example_kb.engine.search_index, "chunk_count", down)
+    context = example_kb.retrieve("Graph Updater")
+    assert context.unstructured and all(
+        h.ranks == {"vector": i + 1} for i, h in enumerate(context.unstructured)
+    )
+    assert [d.split(":")[0] for d in context.degraded] == ["index"]
 
 
 def test_misspelt_names_link_by_embedding_similarity(example_kb: KnowledgeBase, docs_dir: Path):

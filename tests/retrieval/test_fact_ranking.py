@@ -145,21 +145,18 @@ def test_ranker_prefers_the_relation_the_question_asks_about(embedding: BaseEmbe
 
 
 def _table(facts: list[Fact]) -> FactTable:
-    class _Graph:
-        def get(self, properties: dict) -> list:
-            from llama_kb import graph_model as gm
-            from llama_kb.types import TextChunk
+    from llama_kb import graph_model as gm
+    from llama_kb.types import TextChunk
 
-            return [
-                gm.fact_node(
-                    f.subject,
-                    f.predicate,
-                    f.object,
-                    TextChunk(str(f.chunk_id), str(f.doc_id), "text", 0, "h", {}),
-                    "evidence",
-                    "pattern",
-                )
-                for f in facts
-            ]
-
-    return FactTable.load(_Graph())
+    nodes = [
+        gm.fact_node(
+            f.subject,
+            f.predicate,
+            f.object,
+            TextChunk(str(f.chunk_id), str(f.doc_id), "text", 0, "h", {}),
+            "evidence",
+            "pattern",
+        )
+        for f in facts
+    ]
+    return FactTable.from_properties(node.properties for node in nodes)

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 from llama_kb.names import NameMatcher, aliases, fold, name_key
 from llama_kb.retrieval.index import top_rows
 from llama_kb.retrieval.lexical import BM25Index, lexical_tokens
-from llama_kb.retrieval.name_graph import NameGraph
 
 
 def matcher(*names: str) -> NameMatcher:
@@ -69,67 +67,21 @@ def test_top_rows_orders_and_masks() -> None:
     assert top_rows(np.array([-np.inf, 1.0]), 2) == [1]
 
 
-@pytest.fixture
-def chain_graph() -> NameGraph:
-    # chunk 0 is about A and mentions B; chunk 1 is about B and mentions C; chunk 2 about C;
-    # chunk 3 is about D, which nobody mentions
-    titles = [(0, "A"), (1, "B"), (2, "C"), (3, "D")]
-    mentions = [(0, "B"), (1, "C")]
-    return NameGraph.build(4, titles, mentions)
-
-
-def test_ppr_follows_mentions_to_the_bridge_passage(chain_graph: NameGraph) -> None:
-    scores = chain_graph.personalized_pagerank(np.zeros(4), chain_graph.name_vector(["A"]))
-    assert list(np.argsort(-scores)[:3]) == [0, 1, 2]  # A's page, then the bridge, then C
-    assert scores[3] == 0.0
-
-
-def test_title_pull_makes_a_name_lead_to_its_own_page(chain_graph: NameGraph) -> None:
-    scores = chain_graph.personalized_pagerank(np.zeros(4), chain_graph.name_vector(["B"]))
-    assert scores.argmax() == 1  # B's own page beats chunk 0, which merely mentions B
-
-
-def test_ppr_without_seeds_is_zero_and_unknown_names_are_ignored(chain_graph: NameGraph):
-    assert not chain_graph.personalized_pagerank(np.zeros(4), np.zeros(4)).any()
-    assert not chain_graph.name_vector(["nobody"]).any()
-
-
-def test_sparse_ppr_agrees_with_dense() -> None:
-    rng = np.random.default_rng(7)
-    n = 5_000
-    titles = [(i, f"n{i}") for i in range(n)]
-    mentions = [(int(i), f"n{int(j)}") for i, j in rng.integers(0, n, size=(3 * n, 2))]
-    graph = NameGraph.build(n, titles, mentions)
-    seeds = graph.name_vector(["n1", "n2"])
-    sparse = graph.personalized_pagerank(np.zeros(n), seeds, sparse=True)
-    dense = graph.personalized_pagerank(np.zeros(n), seeds, sparse=False)
-    assert {1, 2} <= set(np.argsort(-sparse)[:10])
-    assert list(np.argsort(-sparse)[:5]) == list(np.argsort(-dense)[:5])
-
-
-def test_fuzzy_linker_preselects_by_trigrams_and_links_by_embedding(embedding) -> None:
+def test_fuzzy_linker_preselects_by_trigrams_and_links_by_embedding(embedding, tmp_path) -> None:
+    from llama_kb import graph_model as gm
     from llama_kb.retrieval.fuzzy_names import FuzzyNameLinker, trigrams
+    from llama_kb.stores.sqlite_graph import SQLitePropertyGraphStore
 
     assert "ist" in trigrams("Mistri") and "  m" in trigrams("Mistri")
-    names = {"a": "Nathan H. Juran", "b": "Vector Indexer", "c": "Douglas Sirk", "d": "Paris"}
-    linker = FuzzyNameLinker(names, embedding)
-    assert linker._candidates("Nathan Juran")[0] == "a"
-    assert [(span, node) for span, node, _ in linker.link(["Nathan Juran", "Vector Indexr"])] == [
-        ("Nathan Juran", "a"),
-        ("Vector Indexr", "b"),
-    ]
-    assert linker.link(["Completely Unrelated"]) == []
-
-
-def test_coverage_counts_the_query_entities_a_chunk_touches(chain_graph: NameGraph) -> None:
-    assert list(chain_graph.coverage(["A", "B"])) == [2.0, 1.0, 0.0, 0.0]
-    assert not chain_graph.coverage(["nobody"]).any()
-
-
-def test_a_name_only_one_chunk_mentions_is_not_a_loop() -> None:
-    # chunk 0 is about A and is the only one to mention X; chunk 1 is also about A
-    graph = NameGraph.build(2, [(0, "A"), (1, "A")], [(0, "X")])
-    scores = graph.personalized_pagerank(np.zeros(2), graph.name_vector(["A"]))
-    assert scores[0] == pytest.approx(scores[1])  # X does not pump mass back into chunk 0
-    seeded = graph.personalized_pagerank(np.zeros(2), graph.name_vector(["X"]))
-    assert seeded[0] > seeded[1]  # but a seed on X still reaches its chunk
+    names = ["Nathan H. Juran", "Vector Indexer", "Douglas Sirk", "Paris"]
+    with SQLitePropertyGraphStore(tmp_path / "g.sqlite") as graph:
+        graph.upsert_nodes([gm.entity_node(n) for n in names])
+        index = graph.search_index
+        assert index.similar_names("Nathan Juran", 4)[0] == gm.entity_node_id("Nathan H. Juran")
+        linker = FuzzyNameLinker(embedding)
+        links = linker.link(["Nathan Juran", "Vector Indexr"], index)
+        assert [(span, name) for span, _, name, _ in links] == [
+            ("Nathan Juran", "Nathan H. Juran"),
+            ("Vector Indexr", "Vector Indexer"),
+        ]
+        assert linker.link(["Completely Unrelated"], index) == []

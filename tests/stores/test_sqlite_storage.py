@@ -12,11 +12,12 @@ import threading
 from pathlib import Path
 
 import pytest
-from llama_index.core.graph_stores.types import ChunkNode, EntityNode
+from llama_index.core.graph_stores.types import ChunkNode, EntityNode, Relation
 from sqlite_helpers import chain, reached, rel, triples
 
 import llama_kb.stores.sqlite_graph as sqlite_graph
 from llama_kb.errors import BackendError, NotSupportedError
+from llama_kb.graph_model import NamedNode
 from llama_kb.stores.sqlite_graph import SQLitePropertyGraphStore
 
 pytest_plugins = ["sqlite_fixtures"]  # db_path, store, movie_graph
@@ -65,16 +66,53 @@ def test_schema_pragmas_and_foreign_keys(store: SQLitePropertyGraphStore, db_pat
     conn = store.client
     assert conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == 1
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == 2
     with pytest.raises(sqlite3.IntegrityError):
         conn.execute(
             "INSERT INTO relations (source_uri, target_uri, relation_type, created_at,"
             " updated_at) VALUES ('nope', 'nada', 'r', '', '')"
         )
     indexes = {r[1] for r in conn.execute("SELECT * FROM sqlite_master WHERE type = 'index'")}
-    assert {"idx_relations_target", "idx_relations_type", "idx_nodes_name_ci"} <= indexes
+    assert {"idx_relations_target_type", "idx_relations_type", "idx_nodes_name_ci"} <= indexes
+    assert {"idx_nodes_doc_id", "idx_name_keys_uri"} <= indexes
     schema = store.get_schema()
-    assert schema["schema_version"] == 1
+    assert schema["schema_version"] == 2
+
+
+def test_a_version_1_file_gets_its_search_indexes_filled(tmp_path: Path) -> None:
+    path = tmp_path / "old.sqlite"
+    with SQLitePropertyGraphStore(path) as store:
+        store.upsert_nodes(
+            [
+                NamedNode(id_="doc:a", name="Sleep, My Love", label="document"),
+                ChunkNode(text="Directed by Douglas Sirk.", id_="c1", properties={"doc_id": "a"}),
+            ]
+        )
+        store.upsert_relations([Relation(label="PART_OF", source_id="c1", target_id="doc:a")])
+    v1_tables = {"nodes", "relations", "meta", "sqlite_sequence"}
+    v1_indexes = {
+        "idx_nodes_node_type",
+        "idx_nodes_name",
+        "idx_nodes_name_ci",
+        "idx_relations_type",
+    }
+    with sqlite3.connect(path) as conn:  # back to the version-1 layout
+        objects = conn.execute(
+            "SELECT type, name FROM sqlite_master WHERE sql IS NOT NULL ORDER BY type = 'table'"
+        ).fetchall()
+        for kind, name in objects:
+            gone = not conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", [name]).fetchone()
+            if gone or (kind == "table" and name in v1_tables) or name in v1_indexes:
+                continue
+            conn.execute(f"DROP {kind.upper()} {name}")
+        conn.execute("CREATE INDEX idx_relations_target ON relations(target_uri)")
+        conn.execute("PRAGMA user_version = 1")
+    with SQLitePropertyGraphStore(path) as store:
+        index = store.search_index
+        assert store.client.execute("PRAGMA user_version").fetchone()[0] == 2
+        assert [c for c, _ in index.lexical(["sirk"], 5)] == ["c1"]
+        assert [f.node_id for f in index.name_forms(["sleep-my-love"])] == ["doc:a"]
+        assert index.name_stats(["doc:a"])["doc:a"].titles == 1
 
 
 def test_get_schema_counts(movie_graph: SQLitePropertyGraphStore) -> None:

@@ -1,0 +1,218 @@
+"""A :class:`~llama_kb.stores.search.SearchIndex` held in memory, for graph stores without one.
+
+Server graph stores (FalkorDB, Neo4j) and a user's own LlamaIndex ``PropertyGraphStore``
+cannot answer the search lookups from their own indexes yet, so this index reads every chunk
+and relation once, keeps BM25 and the name tables in memory, and is rebuilt when the graph's
+revision moves. The embedded SQLite store never uses it (its indexes live in the file).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from llama_kb import graph_model as gm
+from llama_kb.names import fold, matchable_forms, name_key, tokens
+from llama_kb.retrieval.fuzzy_names import trigrams
+from llama_kb.retrieval.index import matches_filters, top_rows
+from llama_kb.retrieval.lexical import BM25Index
+from llama_kb.stores.chroma_vector import ChromaChunkStore
+from llama_kb.stores.graph import KBGraphStore
+from llama_kb.stores.search import LINK_RELATIONS, Filters, NameForm, NameStats
+
+logger = logging.getLogger(__name__)
+
+_NOT_NAMES = frozenset({gm.CHUNK, gm.FACT})
+
+
+@dataclass(frozen=True)
+class _Tables:
+    chunk_ids: tuple[str, ...]
+    records: dict[str, tuple[str, dict[str, Any]]]
+    bm25: BM25Index
+    names: dict[str, str]
+    forms: dict[str, list[NameForm]]
+    chunk_links: dict[str, list[tuple[str, bool]]]
+    name_links: dict[str, list[tuple[str, bool]]]
+    facts: list[dict[str, Any]]
+    fields: frozenset[str]
+
+
+class MemorySearchIndex:
+    """Search lookups over an in-memory copy of the stores, rebuilt after writes.
+
+    Args:
+        vectors: The chunk vector store (texts and metadata).
+        graph: The graph store (names, relations, facts).
+    """
+
+    def __init__(self, vectors: ChromaChunkStore, graph: KBGraphStore) -> None:
+        self.vectors = vectors
+        self.graph = graph
+        self._lock = threading.Lock()
+        self._tables: _Tables | None = None
+        self._version: int | None = None
+
+    @property
+    def revision(self) -> int:
+        """The graph store's revision."""
+        return self.graph.revision
+
+    def _current(self) -> _Tables:
+        try:
+            version = self.graph.revision
+        except Exception:
+            if self._tables is None:
+                raise
+            logger.warning("a store is unreachable; serving the last in-memory search index")
+            return self._tables
+        with self._lock:
+            if self._tables is None or version != self._version:
+                started = time.perf_counter()
+                self._tables = _build(self.vectors, self.graph)
+                self._version = version
+                logger.info(
+                    "in-memory search index built: %d chunks in %.2fs",
+                    len(self._tables.chunk_ids),
+                    time.perf_counter() - started,
+                )
+            return self._tables
+
+    def chunk_count(self) -> int:
+        """Number of chunks."""
+        return len(self._current().chunk_ids)
+
+    def metadata_fields(self) -> frozenset[str]:
+        """Metadata fields of the chunks."""
+        return self._current().fields
+
+    def lexical(
+        self, terms: Sequence[str], k: int, filters: Filters | None = None
+    ) -> list[tuple[str, float]]:
+        """BM25 top ``k`` for ``terms``."""
+        tables = self._current()
+        scores = tables.bm25.scores(" ".join(terms))
+        mask = None
+        if filters:
+            mask = np.array(
+                [matches_filters(tables.records[c][1], filters) for c in tables.chunk_ids],
+                dtype=bool,
+            )
+        rows = top_rows(np.where(scores > 0, scores, -np.inf), k, mask)
+        return [(tables.chunk_ids[r], float(scores[r])) for r in rows]
+
+    def name_forms(
+        self, keys: Sequence[str], labels: Sequence[str] | None = None
+    ) -> list[NameForm]:
+        """Names spelled as one of ``keys`` (of ``labels``, if given)."""
+        forms = self._current().forms
+        found = [f for key in dict.fromkeys(keys) for f in forms.get(key, ())]
+        return [f for f in found if labels is None or f.label in labels]
+
+    def phrase_chunks(self, phrases: Sequence[str]) -> set[str]:
+        """Chunks whose text contains one of ``phrases`` (folded words in sequence)."""
+        wanted = [f" {' '.join(fold(w) for w in p.split())} " for p in phrases if p.strip()]
+        found = set()
+        for chunk_id, (text, _) in self._current().records.items():
+            folded = f" {' '.join(fold(w) for w in tokens(text))} "
+            if any(p in folded for p in wanted):
+                found.add(chunk_id)
+        return found
+
+    def similar_names(self, text: str, k: int) -> list[str]:
+        """Names sharing the most character trigrams with ``text``."""
+        grams = trigrams(text)
+        names = self._current().names
+        shared = {n: len(grams & trigrams(name)) for n, name in names.items()}
+        ranked = sorted((n for n, s in shared.items() if s), key=lambda n: (-shared[n], n))
+        return ranked[:k]
+
+    def display_names(self, node_ids: Sequence[str]) -> dict[str, str]:
+        """Node id -> name."""
+        names = self._current().names
+        return {n: names[n] for n in node_ids if n in names}
+
+    def chunk_links(self, chunk_ids: Sequence[str]) -> dict[str, list[tuple[str, bool]]]:
+        """Chunk id -> its names."""
+        links = self._current().chunk_links
+        return {c: list(links.get(c, ())) for c in chunk_ids}
+
+    def name_links(self, name_ids: Sequence[str], cap: int) -> dict[str, list[tuple[str, bool]]]:
+        """Name id -> up to ``cap`` chunks, its own first."""
+        links = self._current().name_links
+        return {n: sorted(links.get(n, ()), key=lambda e: not e[1])[:cap] for n in name_ids}
+
+    def name_stats(self, name_ids: Sequence[str]) -> dict[str, NameStats]:
+        """Name id -> chunk counts."""
+        links = self._current().name_links
+        stats = {}
+        for name in name_ids:
+            edges = links.get(name, ())
+            titles = sum(1 for _, own in edges if own)
+            stats[name] = NameStats(titles, len(edges) - titles)
+        return stats
+
+    def chunk_records(self, chunk_ids: Sequence[str]) -> dict[str, tuple[str, dict[str, Any]]]:
+        """Chunk id -> ``(text, metadata)``."""
+        records = self._current().records
+        return {c: records[c] for c in chunk_ids if c in records}
+
+    def facts(
+        self, keys: Sequence[str], doc_ids: Sequence[str], chunk_ids: Sequence[str], limit: int
+    ) -> list[dict[str, Any]]:
+        """Fact properties about ``keys`` or from ``doc_ids`` / ``chunk_ids``."""
+        keys_, docs, chunks = set(keys), set(doc_ids), set(chunk_ids)
+        found = [
+            props
+            for props in self._current().facts
+            if name_key(str(props.get("subject", ""))) in keys_
+            or name_key(str(props.get("object", ""))) in keys_
+            or props.get("doc_id") in docs
+            or props.get("chunk_id") in chunks
+        ]
+        return found[:limit]
+
+
+def _build(vectors: ChromaChunkStore, graph: KBGraphStore) -> _Tables:
+    chunk_ids: list[str] = []
+    records: dict[str, tuple[str, dict[str, Any]]] = {}
+    for chunk_id, text, meta in vectors.iter_chunks():
+        chunk_ids.append(chunk_id)
+        records[chunk_id] = (text, meta)
+    named = {
+        node_id: (name, label)
+        for node_id, name, label in graph.named_nodes(labels=None)
+        if label not in _NOT_NAMES
+    }
+    names = {node_id: name for node_id, (name, _) in named.items()}
+    forms: dict[str, list[NameForm]] = {}
+    for node_id, (name, label) in named.items():
+        for words in matchable_forms(name):
+            key = "-".join(fold(w) for w in words)
+            forms.setdefault(key, []).append(
+                NameForm(key, node_id, words[0] if len(words) == 1 else None, label)
+            )
+    chunk_links: dict[str, list[tuple[str, bool]]] = {}
+    name_links: dict[str, list[tuple[str, bool]]] = {}
+    for source, target, rel_type, _ in graph.iter_relations(list(LINK_RELATIONS)):
+        if source in records and target in names and source != target:
+            own = rel_type == gm.PART_OF
+            chunk_links.setdefault(source, []).append((target, own))
+            name_links.setdefault(target, []).append((source, own))
+    facts = [node.properties for node in graph.get(properties={"kind": gm.FACT})]
+    bm25 = BM25Index([_lexical_text(*records[c]) for c in chunk_ids])
+    fields = frozenset(k for _, meta in records.values() for k in meta)
+    return _Tables(
+        tuple(chunk_ids), records, bm25, names, forms, chunk_links, name_links, facts, fields
+    )
+
+
+def _lexical_text(text: str, metadata: dict[str, Any]) -> str:
+    title = metadata.get("title")
+    return f"{title} {text}" if isinstance(title, str) and title else text

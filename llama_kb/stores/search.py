@@ -1,0 +1,114 @@
+"""What query-time retrieval reads from the stores: bounded lookups, never the whole corpus.
+
+A :class:`SearchIndex` answers the questions one query asks: which chunks match these words
+(a full-text index), which graph names are spelled like these words (an indexed name table),
+which names a chunk belongs to or mentions, which chunks a name leads to (capped, title chunks
+first), the typed facts about some names, documents or chunks, and the text of a few chunks.
+Every answer costs what the query touches, not what the corpus holds, and the indexes behind
+it are updated by the writes themselves, so nothing is rebuilt after a write.
+
+The embedded SQLite store answers through :class:`~llama_kb.stores.sqlite_search.SQLiteSearchIndex`
+(FTS5 and indexed tables in the graph file). Other graph stores, whose indexes cannot answer
+these questions yet, get :class:`~llama_kb.stores.memory_search.MemorySearchIndex`, an
+in-memory index rebuilt when the store's revision moves.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+Filters = Mapping[str, Any]
+"""``{"field": value}`` (equality) or ``{"field": [a, b]}`` (any of) on chunk metadata."""
+
+LINK_RELATIONS = ("PART_OF", "MENTIONS", "LINKS_TO")
+"""Relations between a chunk and a name: its document (``PART_OF``) or a mention."""
+
+
+@dataclass(frozen=True)
+class NameStats:
+    """How many chunks belong to (``titles``) and mention (``mentions``) a name."""
+
+    titles: int = 0
+    mentions: int = 0
+
+
+@dataclass(frozen=True)
+class NameForm:
+    """A stored spelling of a graph name: ``key`` is its :func:`~llama_kb.names.name_key`;
+    ``exact`` is set for one-word names, which only match with their exact case."""
+
+    key: str
+    node_id: str
+    exact: str | None
+    label: str = ""
+
+
+@runtime_checkable
+class SearchIndex(Protocol):
+    """Bounded query-time lookups over the chunks and names of one knowledge base."""
+
+    @property
+    def revision(self) -> int:
+        """Grows with every write; caches key on it."""
+        ...
+
+    def chunk_count(self) -> int:
+        """Number of stored chunks."""
+        ...
+
+    def metadata_fields(self) -> frozenset[str]:
+        """Metadata fields chunks have (for validating filters)."""
+        ...
+
+    def lexical(
+        self, terms: Sequence[str], k: int, filters: Filters | None
+    ) -> list[tuple[str, float]]:
+        """The ``k`` best chunks for ``terms`` by BM25, best first, as ``(chunk_id, score)``."""
+        ...
+
+    def name_forms(
+        self, keys: Sequence[str], labels: Sequence[str] | None = None
+    ) -> list[NameForm]:
+        """Stored names whose folded spelling is one of ``keys`` (of ``labels``, if given)."""
+        ...
+
+    def phrase_chunks(self, phrases: Sequence[str]) -> set[str]:
+        """Chunks whose text contains one of ``phrases`` (case- and accent-insensitive)."""
+        ...
+
+    def similar_names(self, text: str, k: int) -> list[str]:
+        """Up to ``k`` name node ids spelled most like ``text`` (shared character trigrams)."""
+        ...
+
+    def display_names(self, node_ids: Sequence[str]) -> dict[str, str]:
+        """Node id -> display name, for the ids that exist and have a name."""
+        ...
+
+    def chunk_links(self, chunk_ids: Sequence[str]) -> dict[str, list[tuple[str, bool]]]:
+        """Chunk id -> its names as ``(name id, is its document)``."""
+        ...
+
+    def name_links(self, name_ids: Sequence[str], cap: int) -> dict[str, list[tuple[str, bool]]]:
+        """Name id -> at most ``cap`` chunks ``(chunk id, belongs to it)``, its own first."""
+        ...
+
+    def name_stats(self, name_ids: Sequence[str]) -> dict[str, NameStats]:
+        """Name id -> how many chunks belong to and mention it."""
+        ...
+
+    def chunk_records(self, chunk_ids: Sequence[str]) -> dict[str, tuple[str, dict[str, Any]]]:
+        """Chunk id -> ``(text, metadata)`` for the ids that exist."""
+        ...
+
+    def facts(
+        self,
+        keys: Sequence[str],
+        doc_ids: Sequence[str],
+        chunk_ids: Sequence[str],
+        limit: int,
+    ) -> list[dict[str, Any]]:
+        """Properties of typed ``fact`` nodes with an end named by one of ``keys`` (name keys),
+        or read from one of ``doc_ids`` or ``chunk_ids``; at most ``limit``."""
+        ...

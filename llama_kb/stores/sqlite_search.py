@@ -1,0 +1,246 @@
+"""The :class:`~llama_kb.stores.search.SearchIndex` of the embedded SQLite graph store.
+
+Every lookup is an indexed query on the graph file (see :mod:`._sqlite_index` for the tables
+and how writes keep them current): FTS5 BM25 for lexical search, the ``name_keys`` table for
+names, the relation indexes (``LIMIT`` per name, a name's own chunks first) for the
+neighbourhoods a graph walk visits, and ``fact_keys`` plus expression indexes for facts.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from llama_kb.stores._sqlite_db import SQLiteDatabase
+from llama_kb.stores._sqlite_rows import _chunks, _json_path, _marks, _unique
+from llama_kb.stores.search import LINK_RELATIONS, Filters, NameForm, NameStats
+
+_LINKS = _marks(LINK_RELATIONS)
+_MENTION_RELATIONS = [r for r in LINK_RELATIONS if r != "PART_OF"]
+
+
+class SQLiteSearchIndex:
+    """Bounded query-time lookups over one SQLite graph file.
+
+    Args:
+        db: The graph store's database.
+    """
+
+    def __init__(self, db: SQLiteDatabase) -> None:
+        self._db = db
+
+    @property
+    def revision(self) -> int:
+        """The graph file's write counter."""
+        with self._db.read() as conn:
+            return int(conn.execute("SELECT value FROM meta WHERE key = 'revision'").fetchone()[0])
+
+    def chunk_count(self) -> int:
+        """Number of stored chunks."""
+        with self._db.read() as conn:
+            return int(conn.execute("SELECT count(*) FROM chunk_fts").fetchone()[0])
+
+    def metadata_fields(self) -> frozenset[str]:
+        """Metadata fields chunks have had."""
+        with self._db.read() as conn:
+            return frozenset(r[0] for r in conn.execute("SELECT field FROM chunk_fields"))
+
+    def lexical(
+        self, terms: Sequence[str], k: int, filters: Filters | None = None
+    ) -> list[tuple[str, float]]:
+        """BM25 (FTS5) top ``k`` chunks for ``terms``, filters applied inside the query."""
+        words = _unique(t for t in terms if t)
+        if not words or k <= 0:
+            return []
+        match = " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
+        where, params = _filter_sql(filters)
+        sql = (
+            "SELECT n.uri, -bm25(chunk_fts) FROM chunk_fts "
+            "JOIN nodes n ON n.rowid = chunk_fts.rowid "
+            f"WHERE chunk_fts MATCH ?{where} ORDER BY bm25(chunk_fts), n.uri LIMIT ?"
+        )
+        with self._db.read() as conn:
+            rows = conn.execute(sql, [match, *params, k]).fetchall()
+        return [(uri, float(score)) for uri, score in rows]
+
+    def phrase_chunks(self, phrases: Sequence[str], batch: int = 200) -> set[str]:
+        """Chunks whose text (or title) contains one of ``phrases`` (FTS5 phrase queries)."""
+        quoted = ['"' + p.replace('"', '""') + '"' for p in _unique(phrases) if p.strip()]
+        found: set[str] = set()
+        with self._db.read() as conn:
+            for start in range(0, len(quoted), batch):
+                match = " OR ".join(quoted[start : start + batch])
+                found.update(
+                    r[0]
+                    for r in conn.execute(
+                        "SELECT n.uri FROM chunk_fts JOIN nodes n ON n.rowid = chunk_fts.rowid "
+                        "WHERE chunk_fts MATCH ?",
+                        [match],
+                    )
+                )
+        return found
+
+    def name_forms(
+        self, keys: Sequence[str], labels: Sequence[str] | None = None
+    ) -> list[NameForm]:
+        """Stored names spelled as one of ``keys`` (of ``labels``, if given)."""
+        forms: list[NameForm] = []
+        label_sql = f" AND label IN ({_marks(labels)})" if labels else ""
+        with self._db.read() as conn:
+            for chunk in _chunks(_unique(keys)):
+                forms.extend(
+                    NameForm(*row)
+                    for row in conn.execute(
+                        "SELECT key, uri, exact, label FROM name_keys "
+                        f"WHERE key IN ({_marks(chunk)}){label_sql}",
+                        [*chunk, *(labels or [])],
+                    )
+                )
+        return forms
+
+    def similar_names(self, text: str, k: int) -> list[str]:
+        """Names sharing the most character trigrams with ``text`` (FTS5 trigram, BM25)."""
+        padded = " ".join(text.split())
+        grams = _unique(padded[i : i + 3] for i in range(len(padded) - 2))
+        grams = [g for g in grams if g.strip() and '"' not in g]
+        if not grams or k <= 0:
+            return []
+        match = " OR ".join(f'"{g}"' for g in grams)
+        with self._db.read() as conn:
+            rows = conn.execute(
+                "SELECT n.uri FROM name_fts JOIN nodes n ON n.rowid = name_fts.rowid "
+                "WHERE name_fts MATCH ? ORDER BY bm25(name_fts), n.uri LIMIT ?",
+                [match, k],
+            ).fetchall()
+        return [r[0] for r in rows]
+
+    def display_names(self, node_ids: Sequence[str]) -> dict[str, str]:
+        """Node id -> name for the named nodes among ``node_ids``."""
+        names: dict[str, str] = {}
+        with self._db.read() as conn:
+            for chunk in _chunks(_unique(node_ids)):
+                names.update(
+                    conn.execute(
+                        f"SELECT uri, name FROM nodes WHERE uri IN ({_marks(chunk)}) "
+                        "AND name IS NOT NULL",
+                        chunk,
+                    )
+                )
+        return names
+
+    def chunk_links(self, chunk_ids: Sequence[str]) -> dict[str, list[tuple[str, bool]]]:
+        """Chunk id -> ``(name id, is its document)`` for its ``PART_OF`` / mention edges."""
+        links: dict[str, list[tuple[str, bool]]] = {c: [] for c in chunk_ids}
+        with self._db.read() as conn:
+            for chunk in _chunks(_unique(chunk_ids)):
+                rows = conn.execute(
+                    "SELECT source_uri, target_uri, relation_type FROM relations "
+                    f"WHERE source_uri IN ({_marks(chunk)}) AND relation_type IN ({_LINKS}) "
+                    "AND target_uri <> source_uri",
+                    [*chunk, *LINK_RELATIONS],
+                )
+                for source, target, rel_type in rows:
+                    links[source].append((target, rel_type == "PART_OF"))
+        return links
+
+    def name_links(self, name_ids: Sequence[str], cap: int) -> dict[str, list[tuple[str, bool]]]:
+        """Name id -> up to ``cap`` chunks, its own (``PART_OF``) first, then mentions."""
+        links: dict[str, list[tuple[str, bool]]] = {}
+        with self._db.read() as conn:
+            for name in _unique(name_ids):
+                own = conn.execute(
+                    "SELECT source_uri FROM relations WHERE target_uri = ? "
+                    "AND relation_type = 'PART_OF' LIMIT ?",
+                    [name, cap],
+                ).fetchall()
+                found = [(r[0], True) for r in own]
+                if len(found) < cap:
+                    mentions = conn.execute(
+                        "SELECT DISTINCT source_uri FROM relations WHERE target_uri = ? "
+                        "AND relation_type IN (?, ?) LIMIT ?",
+                        [name, *_MENTION_RELATIONS, cap - len(found)],
+                    ).fetchall()
+                    found.extend((r[0], False) for r in mentions)
+                links[name] = found
+        return links
+
+    def name_stats(self, name_ids: Sequence[str]) -> dict[str, NameStats]:
+        """Name id -> chunks that belong to / mention it (kept by triggers, one row read)."""
+        stats: dict[str, NameStats] = {}
+        with self._db.read() as conn:
+            for chunk in _chunks(_unique(name_ids)):
+                for uri, titles, mentions in conn.execute(
+                    f"SELECT uri, titles, mentions FROM name_stats WHERE uri IN ({_marks(chunk)})",
+                    chunk,
+                ):
+                    stats[uri] = NameStats(int(titles), int(mentions))
+        return stats
+
+    def chunk_records(self, chunk_ids: Sequence[str]) -> dict[str, tuple[str, dict[str, Any]]]:
+        """Chunk id -> ``(text, metadata)``."""
+        records: dict[str, tuple[str, dict[str, Any]]] = {}
+        with self._db.read() as conn:
+            for chunk in _chunks(_unique(chunk_ids)):
+                for uri, content, metadata in conn.execute(
+                    f"SELECT uri, content, metadata FROM nodes WHERE uri IN ({_marks(chunk)}) "
+                    "AND node_type = 'text_chunk'",
+                    chunk,
+                ):
+                    records[uri] = (content or "", json.loads(metadata or "{}"))
+        return records
+
+    def facts(
+        self,
+        keys: Sequence[str],
+        doc_ids: Sequence[str],
+        chunk_ids: Sequence[str],
+        limit: int,
+    ) -> list[dict[str, Any]]:
+        """Typed fact nodes about ``keys`` or read from ``doc_ids`` / ``chunk_ids``."""
+        found: dict[str, dict[str, Any]] = {}
+        queries = (
+            (
+                "SELECT n.uri, n.metadata FROM fact_keys k JOIN nodes n ON n.uri = k.uri "
+                "WHERE k.key IN ({marks}) LIMIT ?",
+                keys,
+            ),
+            (
+                "SELECT uri, metadata FROM nodes WHERE json_extract(metadata, '$.doc_id') "
+                "IN ({marks}) AND node_type = 'fact' LIMIT ?",
+                doc_ids,
+            ),
+            (
+                "SELECT uri, metadata FROM nodes WHERE json_extract(metadata, '$.chunk_id') "
+                "IN ({marks}) AND node_type = 'fact' LIMIT ?",
+                chunk_ids,
+            ),
+        )
+        with self._db.read() as conn:
+            for sql, values in queries:
+                for chunk in _chunks(_unique(values)):
+                    left = limit - len(found)
+                    if left <= 0:
+                        return list(found.values())
+                    for uri, metadata in conn.execute(
+                        sql.format(marks=_marks(chunk)), [*chunk, left]
+                    ):
+                        found.setdefault(uri, json.loads(metadata or "{}"))
+        return list(found.values())
+
+
+def _filter_sql(filters: Filters | None) -> tuple[str, list[Any]]:
+    """`` AND ...`` conditions on the joined node's metadata, values as parameters."""
+    if not filters:
+        return "", []
+    conds: list[str] = []
+    params: list[Any] = []
+    for key, wanted in filters.items():
+        path = _json_path(key)
+        values = list(wanted) if isinstance(wanted, list | tuple | set) else [wanted]
+        if path is None or not values:
+            conds.append("0")
+            continue
+        conds.append(f"json_extract(n.metadata, ?) IN ({_marks(values)})")
+        params.extend([path, *values])
+    return "".join(f" AND {c}" for c in conds), params

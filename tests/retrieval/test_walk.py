@@ -1,0 +1,87 @@
+"""The graph walk (PPR read from the store as it spreads) on small real SQLite graphs."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from llama_index.core.graph_stores.types import ChunkNode
+
+from llama_kb import graph_model as gm
+from llama_kb.retrieval.walk import LocalGraph, personalized_pagerank
+from llama_kb.stores.sqlite_graph import SQLitePropertyGraphStore
+
+
+def build(tmp_path, titles: list[tuple[int, str]], mentions: list[tuple[int, str]], n: int):
+    graph = SQLitePropertyGraphStore(tmp_path / "graph.sqlite")
+    names = {name for _, name in titles + mentions}
+    graph.upsert_nodes([gm.NamedNode(id_=f"doc:{x}", name=x, label=gm.DOCUMENT) for x in names])
+    graph.upsert_nodes(
+        [ChunkNode(text=f"chunk {i}", id_=f"c{i}", label=gm.CHUNK, properties={}) for i in range(n)]
+    )
+    graph.upsert_relations(
+        [gm.relation(f"c{i}", gm.PART_OF, f"doc:{x}", 0.0) for i, x in titles]
+        + [gm.relation(f"c{i}", gm.MENTIONS, f"doc:{x}", 0.5) for i, x in mentions]
+    )
+    return graph
+
+
+@pytest.fixture
+def chain(tmp_path) -> Iterator[LocalGraph]:
+    # chunk 0 is about A and mentions B; chunk 1 is about B and mentions C; chunk 2 about C;
+    # chunk 3 is about D, which nobody mentions
+    graph = build(tmp_path, [(0, "A"), (1, "B"), (2, "C"), (3, "D")], [(0, "B"), (1, "C")], 4)
+    yield LocalGraph(graph.search_index, 4)
+    graph.close()
+
+
+def walk(graph: LocalGraph, names: list[str], chunks: dict[str, float] | None = None):
+    seeds = {f"doc:{n}": 1.0 for n in names}
+    return personalized_pagerank(graph, chunks or {}, seeds, damping=0.7, steps=15)
+
+
+def test_ppr_follows_mentions_to_the_bridge_passage(chain: LocalGraph) -> None:
+    scores = walk(chain, ["A"])
+    assert sorted(scores, key=lambda c: -scores[c])[:3] == ["c0", "c1", "c2"]
+    assert "c3" not in scores
+
+
+def test_title_pull_makes_a_name_lead_to_its_own_page(chain: LocalGraph) -> None:
+    scores = walk(chain, ["B"])
+    assert max(scores, key=scores.__getitem__) == "c1"  # B's page beats c0, which mentions B
+
+
+def test_ppr_without_seeds_is_empty_and_unknown_names_lead_nowhere(chain: LocalGraph) -> None:
+    assert walk(chain, []) == {}
+    assert walk(chain, ["nobody"]) == {}
+
+
+def test_coverage_counts_the_query_entities_a_chunk_touches(chain: LocalGraph) -> None:
+    assert chain.coverage(["doc:A", "doc:B"]) == {"c0": 2, "c1": 1}
+    assert chain.coverage(["doc:nobody"]) == {}
+
+
+def test_a_name_only_one_chunk_mentions_is_not_a_loop(tmp_path) -> None:
+    # chunk 0 is about A and is the only one to mention X; chunk 1 is also about A
+    graph = build(tmp_path, [(0, "A"), (1, "A")], [(0, "X")], 2)
+    local = LocalGraph(graph.search_index, 2)
+    scores = walk(local, ["A"])
+    assert scores["c0"] == pytest.approx(scores["c1"])  # X does not pump mass back into c0
+    seeded = walk(local, ["X"])
+    assert seeded["c0"] > seeded.get("c1", 0.0)  # but a seed on X still reaches its chunk
+    graph.close()
+
+
+def test_a_hub_reads_at_most_cap_chunks_and_keeps_its_stored_total(tmp_path) -> None:
+    n = 10_001
+    # chunk 0 is the hub's own page; 10,000 chunks mention the hub
+    graph = build(tmp_path, [(0, "Hub")], [(i, "Hub") for i in range(1, n)], n)
+    local = LocalGraph(graph.search_index, n, cap=50)
+    scores = walk(local, ["Hub"])
+    assert len(local.name_chunks["doc:Hub"]) == 50
+    assert local.name_chunks["doc:Hub"][0] == ("c0", True)  # its own page first
+    stats = local.stats["doc:Hub"]
+    assert (stats.titles, stats.mentions) == (1, 10_000)
+    # the mentions read get 1/(100 + 10000) of the hub's mass each, not a 1/50 share
+    assert scores["c1"] < scores["c0"] / 50
+    graph.close()

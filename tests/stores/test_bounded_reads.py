@@ -1,0 +1,77 @@
+"""Query-time reads of the SQLite store are bounded: a hub with 10,000 edges costs what a node
+with a few hundred does (counted in SQLite VM steps, not seconds)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from llama_index.core.graph_stores.types import ChunkNode
+
+from llama_kb import graph_model as gm
+from llama_kb.stores.sqlite_graph import SQLitePropertyGraphStore
+
+
+def hub_graph(path: Path, degree: int) -> SQLitePropertyGraphStore:
+    store = SQLitePropertyGraphStore(path)
+    store.upsert_nodes([gm.NamedNode(id_="doc:hub", name="Hub", label=gm.DOCUMENT)])
+    store.upsert_nodes(
+        [ChunkNode(text=f"text {i}", id_=f"c{i}", label=gm.CHUNK) for i in range(degree)]
+    )
+    # weights fall with i, so the cheapest edges are the last ones written
+    store.upsert_relations(
+        [gm.relation(f"c{i}", gm.MENTIONS, "doc:hub", 1.0 - i / degree) for i in range(degree)]
+    )
+    return store
+
+
+def vm_steps(store: SQLitePropertyGraphStore, work: Callable[[], object]) -> int:
+    steps = 0
+
+    def count() -> int:
+        nonlocal steps
+        steps += 1
+        return 0
+
+    store.client.set_progress_handler(count, 100)
+    try:
+        work()
+    finally:
+        store.client.set_progress_handler(None, 0)
+    return steps
+
+
+def test_traversal_from_a_hub_reads_its_cheapest_edges_only(tmp_path: Path) -> None:
+    costs = {}
+    for degree in (300, 10_000):
+        with hub_graph(tmp_path / f"{degree}.sqlite", degree) as store:
+            steps = store.traverse(["doc:hub"], max_cost=5.0, max_hops=1, max_nodes=50)
+            assert len(steps) == 50
+            # the cheapest 50 edges, in cost order
+            assert [s.target for s in steps][:3] == [
+                f"c{degree - 1}",
+                f"c{degree - 2}",
+                f"c{degree - 3}",
+            ]
+
+            def run(store: SQLitePropertyGraphStore = store) -> object:
+                return store.traverse(["doc:hub"], max_cost=5.0, max_hops=1, max_nodes=50)
+
+            costs[degree] = vm_steps(store, run)
+    assert costs[10_000] <= 2 * costs[300] + 50
+
+
+def test_name_neighbourhood_of_a_hub_is_capped(tmp_path: Path) -> None:
+    costs = {}
+    for degree in (300, 10_000):
+        with hub_graph(tmp_path / f"{degree}.sqlite", degree) as store:
+            index = store.search_index
+            links = index.name_links(["doc:hub"], 64)["doc:hub"]
+            assert len(links) == 64
+            assert index.name_stats(["doc:hub"])["doc:hub"].mentions == degree
+
+            def run(index=index) -> object:  # type: ignore[no-untyped-def]
+                return index.name_links(["doc:hub"], 64), index.name_stats(["doc:hub"])
+
+            costs[degree] = vm_steps(store, run)
+    assert costs[10_000] <= 2 * costs[300] + 50
