@@ -91,7 +91,8 @@ def check_integrity(config: KBConfig, repair: bool = False) -> Check:
     A damaged store file fails the check with the recovery hint; a directory that is no
     knowledge base yet passes.
     """
-    from llama_kb.knowledge_base import KB_FILE, KnowledgeBase
+    from llama_kb.kb_directory import KB_FILE
+    from llama_kb.knowledge_base import KnowledgeBase
 
     name = "stores integrity"
     if not (config.path.expanduser() / KB_FILE).is_file():

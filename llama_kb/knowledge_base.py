@@ -14,7 +14,6 @@ from llama_index.core.base.embeddings.base import BaseEmbedding
 
 from llama_kb.config import KBConfig
 from llama_kb.embeddings import embedding_fingerprint, resolve_embedding
-from llama_kb.errors import KnowledgeBaseError
 from llama_kb.ingest.documents import to_source_documents
 from llama_kb.ingest.extractors import GraphExtractor, default_extractors
 from llama_kb.ingest.lifecycle import StoredDocument, rebuild, stored_documents
@@ -24,6 +23,14 @@ from llama_kb.ingest.pipeline import IngestionPipeline
 from llama_kb.ingest.repair import OrphanReport, find_orphans
 from llama_kb.ingest.repair import repair as repair_orphans
 from llama_kb.ingest.sources import FilesAdapter
+from llama_kb.kb_directory import (
+    KB_FILE,
+    KB_FORMAT,
+    check_directory,
+    check_embedding,
+    dimension_of,
+    open_stores,
+)
 from llama_kb.knowledge import (
     KnowledgeProvider,
     LoadReport,
@@ -38,18 +45,13 @@ from llama_kb.retrieval.explain import Explanation
 from llama_kb.retrieval.options import resolve_options, validate_query
 from llama_kb.retrieval.payload import FusedContext
 from llama_kb.stores.chroma_vector import ChromaChunkStore
-from llama_kb.stores.factory import open_graph_store, open_vector_store
 from llama_kb.stores.graph import KBGraphStore
-from llama_kb.stores.integrity import open_checked
 from llama_kb.types import IngestReport, SearchHit
 
 if TYPE_CHECKING:  # the LlamaIndex face sits above the facade; imported only when asked for
     from llama_kb.integrations.llamaindex import UnifiedContextRetriever, UnifiedQueryEngine
 
 logger = logging.getLogger(__name__)
-
-KB_FILE = "kb.json"
-KB_FORMAT = 1
 
 
 class KnowledgeBase:
@@ -121,8 +123,8 @@ class KnowledgeBase:
             config = config.model_copy(update={"path": Path(path)})
         root = config.path.expanduser()
         embed = resolve_embedding(embedding)
-        meta = _check_directory(root, create)
-        dimension = _dimension(embed)
+        meta = check_directory(root, create)
+        dimension = dimension_of(embed)
         if meta is None:
             root.mkdir(parents=True, exist_ok=True)
             meta = {
@@ -133,8 +135,8 @@ class KnowledgeBase:
             }
             (root / KB_FILE).write_text(json.dumps(meta, indent=2), encoding="utf-8")
         else:
-            _check_embedding(root, meta, embed, dimension)
-        vectors, graph, manifest = _open_stores(config, root)
+            check_embedding(root, meta, embed, dimension)
+        vectors, graph, manifest = open_stores(config, root)
         chosen = default_extractors() if extractors is None else list(extractors)
         return cls(config, embed, vectors, graph, manifest, chosen)
 
@@ -384,84 +386,3 @@ class KnowledgeBase:
             "entities": self.graph.count_nodes("entity"),
             "embedding": self.embedding.model_name,
         }
-
-
-def _open_stores(config: KBConfig, root: Path) -> tuple[ChromaChunkStore, KBGraphStore, Manifest]:
-    """Open the three stores; a damaged local file raises :class:`CorruptStoreError`."""
-    chroma = root / "chroma"
-    local_graph = config.neo4j is None and config.falkordb is None
-    manifest = open_checked(
-        "manifest", root / "manifest.sqlite", lambda: Manifest(root / "manifest.sqlite"),
-        (root / "manifest.sqlite",),
-    )  # fmt: skip
-    try:
-        return _open_others(config, root, chroma, local_graph, manifest)
-    except BaseException:
-        manifest.close()
-        raise
-
-
-def _open_others(
-    config: KBConfig, root: Path, chroma: Path, local_graph: bool, manifest: Manifest
-) -> tuple[ChromaChunkStore, KBGraphStore, Manifest]:
-    vectors = open_checked(
-        "vectors (embedded Chroma)" if config.chroma is None else "vectors (Chroma server)",
-        chroma, lambda: open_vector_store(config, root),
-        (chroma / "chroma.sqlite3",) if config.chroma is None else (),
-    )  # fmt: skip
-    graph = open_checked(
-        "graph (embedded SQLite)" if local_graph else "graph (server)",
-        root / "graph.sqlite", lambda: open_graph_store(config, root),
-        (root / "graph.sqlite",) if local_graph else (),
-    )  # fmt: skip
-    return vectors, graph, manifest
-
-
-def _check_directory(root: Path, create: bool) -> dict[str, Any] | None:
-    marker = root / KB_FILE
-    if root.exists() and not root.is_dir():
-        raise KnowledgeBaseError(f"{root} is a file, not a knowledge base directory")
-    if marker.is_file():
-        try:
-            meta = json.loads(marker.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as e:
-            raise KnowledgeBaseError(f"{marker} is unreadable or corrupt: {e}") from e
-        if not isinstance(meta, dict) or meta.get("format") != KB_FORMAT:
-            raise KnowledgeBaseError(f"{marker} is not a llama-kb format {KB_FORMAT} file")
-        return meta
-    if root.is_dir() and any(root.iterdir()):
-        raise KnowledgeBaseError(
-            f"{root} is not a llama-kb knowledge base (no {KB_FILE}); "
-            "choose an empty or new directory"
-        )
-    if not create:
-        raise KnowledgeBaseError(
-            f"no knowledge base at {root}; create one with `llama-kb ingest PATH --kb {root}`"
-        )
-    return None
-
-
-def _dimension(embedding: BaseEmbedding) -> int:
-    dimension = getattr(embedding, "dimension", None)
-    if isinstance(dimension, int):
-        return dimension
-    return len(embedding.get_text_embedding("dimension probe"))
-
-
-def _check_embedding(
-    root: Path, meta: dict[str, Any], embedding: BaseEmbedding, dimension: int
-) -> None:
-    stored = meta.get("embedding", {})
-    if stored.get("dimension") != dimension:
-        raise KnowledgeBaseError(
-            f"{root} was built with embedding {stored.get('model_name')!r} of dimension "
-            f"{stored.get('dimension')}, but the embedding given ({embedding.model_name!r}) has "
-            f"dimension {dimension}; open it with the same embedding or use a new directory"
-        )
-    if stored.get("model_name") != embedding.model_name:
-        logger.warning(
-            "%s was built with embedding %r; now using %r (same dimension)",
-            root,
-            stored.get("model_name"),
-            embedding.model_name,
-        )

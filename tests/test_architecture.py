@@ -18,6 +18,7 @@ LAYERS: list[grimp.Layer] = [
     grimp.Layer("llama_kb.integrations", "llama_kb.doctor", independent=True),
     grimp.Layer("llama_kb.agent_config"),
     grimp.Layer("llama_kb.knowledge_base"),
+    grimp.Layer("llama_kb.kb_directory"),
     grimp.Layer("llama_kb.knowledge", "llama_kb.agent_graph", independent=True),
     grimp.Layer("llama_kb.retrieval", "llama_kb.ingest", independent=True),
     grimp.Layer("llama_kb.stores"),

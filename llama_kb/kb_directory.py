@@ -1,0 +1,116 @@
+"""Opening a knowledge base directory: its ``kb.json`` marker, its stores, the embedding check."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+from llama_index.core.base.embeddings.base import BaseEmbedding
+
+from llama_kb.config import KBConfig
+from llama_kb.errors import KnowledgeBaseError
+from llama_kb.ingest.manifest import Manifest
+from llama_kb.stores.chroma_vector import ChromaChunkStore
+from llama_kb.stores.factory import open_graph_store, open_vector_store
+from llama_kb.stores.graph import KBGraphStore
+from llama_kb.stores.integrity import open_checked
+
+logger = logging.getLogger(__name__)
+
+KB_FILE = "kb.json"
+KB_FORMAT = 1
+
+
+def open_stores(config: KBConfig, root: Path) -> tuple[ChromaChunkStore, KBGraphStore, Manifest]:
+    """Open the three stores; a damaged local file raises :class:`CorruptStoreError`."""
+    chroma = root / "chroma"
+    local_graph = config.neo4j is None and config.falkordb is None
+    manifest = open_checked(
+        "manifest", root / "manifest.sqlite", lambda: Manifest(root / "manifest.sqlite"),
+        (root / "manifest.sqlite",),
+    )  # fmt: skip
+    try:
+        return _open_others(config, root, chroma, local_graph, manifest)
+    except BaseException:
+        manifest.close()
+        raise
+
+
+def _open_others(
+    config: KBConfig, root: Path, chroma: Path, local_graph: bool, manifest: Manifest
+) -> tuple[ChromaChunkStore, KBGraphStore, Manifest]:
+    vectors = open_checked(
+        "vectors (embedded Chroma)" if config.chroma is None else "vectors (Chroma server)",
+        chroma, lambda: open_vector_store(config, root),
+        (chroma / "chroma.sqlite3",) if config.chroma is None else (),
+    )  # fmt: skip
+    graph = open_checked(
+        "graph (embedded SQLite)" if local_graph else "graph (server)",
+        root / "graph.sqlite", lambda: open_graph_store(config, root),
+        (root / "graph.sqlite",) if local_graph else (),
+    )  # fmt: skip
+    return vectors, graph, manifest
+
+
+def check_directory(root: Path, create: bool) -> dict[str, Any] | None:
+    """The stored ``kb.json`` of ``root``, or ``None`` for a new knowledge base.
+
+    Raises:
+        KnowledgeBaseError: ``root`` is a file, another application's directory, or missing
+            while ``create`` is false.
+    """
+    marker = root / KB_FILE
+    if root.exists() and not root.is_dir():
+        raise KnowledgeBaseError(f"{root} is a file, not a knowledge base directory")
+    if marker.is_file():
+        try:
+            meta = json.loads(marker.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as e:
+            raise KnowledgeBaseError(f"{marker} is unreadable or corrupt: {e}") from e
+        if not isinstance(meta, dict) or meta.get("format") != KB_FORMAT:
+            raise KnowledgeBaseError(f"{marker} is not a llama-kb format {KB_FORMAT} file")
+        return meta
+    if root.is_dir() and any(root.iterdir()):
+        raise KnowledgeBaseError(
+            f"{root} is not a llama-kb knowledge base (no {KB_FILE}); "
+            "choose an empty or new directory"
+        )
+    if not create:
+        raise KnowledgeBaseError(
+            f"no knowledge base at {root}; create one with `llama-kb ingest PATH --kb {root}`"
+        )
+    return None
+
+
+def dimension_of(embedding: BaseEmbedding) -> int:
+    """The embedding's vector size (probed once when it does not say)."""
+    dimension = getattr(embedding, "dimension", None)
+    if isinstance(dimension, int):
+        return dimension
+    return len(embedding.get_text_embedding("dimension probe"))
+
+
+def check_embedding(
+    root: Path, meta: dict[str, Any], embedding: BaseEmbedding, dimension: int
+) -> None:
+    """Refuse an embedding whose dimension differs from the stored one; warn on a new name.
+
+    Raises:
+        KnowledgeBaseError: The dimensions differ.
+    """
+    stored = meta.get("embedding", {})
+    if stored.get("dimension") != dimension:
+        raise KnowledgeBaseError(
+            f"{root} was built with embedding {stored.get('model_name')!r} of dimension "
+            f"{stored.get('dimension')}, but the embedding given ({embedding.model_name!r}) has "
+            f"dimension {dimension}; open it with the same embedding or use a new directory"
+        )
+    if stored.get("model_name") != embedding.model_name:
+        logger.warning(
+            "%s was built with embedding %r; now using %r (same dimension)",
+            root,
+            stored.get("model_name"),
+            embedding.model_name,
+        )
