@@ -132,3 +132,20 @@ def test_knowledge_modes(tmp_path: Path, embedding: BaseEmbedding, mode: str, lo
             assert "stripe_access_key" in report.skipped[0].reason
             assert SECRET_VALUE not in report.skipped[0].reason
             assert snapshot(kb) == before
+
+
+@pytest.mark.parametrize("mode", ["redact", "reject"])
+def test_metadata_values_are_scanned(tmp_path: Path, embedding: BaseEmbedding, mode: str) -> None:
+    path = tmp_path / "records.jsonl"
+    record = {"id": "r1", "text": "The turbine manual.", "metadata": {"api_key": SECRET_VALUE}}
+    path.write_text(json.dumps(record) + "\n")
+    with _kb(tmp_path, embedding, mode) as kb:
+        report = kb.ingest(path)
+        dumped = json.dumps(report.to_dict())
+        assert "metadata['api_key']: stripe_access_key" in dumped and SECRET_VALUE not in dumped
+        stored = [meta for _, _, meta in kb.vectors.iter_chunks()]
+        if mode == "reject":
+            assert stored == [] and not report.added
+        else:
+            assert stored and stored[0]["api_key"] == "[REDACTED:stripe_access_key]"
+            assert SECRET_VALUE not in json.dumps(stored)
