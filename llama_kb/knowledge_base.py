@@ -38,6 +38,7 @@ from llama_kb.knowledge import (
     load_knowledge,
     retrieve_knowledge,
 )
+from llama_kb.knowledge.repair import with_knowledge
 from llama_kb.knowledge.store import KnowledgeStore
 from llama_kb.retrieval.classifier import QueryClassifier
 from llama_kb.retrieval.engine import ContextEngine
@@ -261,17 +262,20 @@ class KnowledgeBase:
             return rebuild(self._pipeline, sources, show_progress=show_progress)
 
     def repair(self, dry_run: bool = False) -> OrphanReport:
-        """Find (and unless ``dry_run`` remove) orphans: see :mod:`llama_kb.ingest.repair`.
+        """Find (and unless ``dry_run`` remove) orphans: see :mod:`llama_kb.ingest.repair`
+        (documents) and :mod:`llama_kb.knowledge.repair` (pieces and piece links).
 
         Sources of unfinished or incomplete documents are forgotten, so the next
         :meth:`ingest` reads them again.
         """
         with write_lock(self.config.path.expanduser()):
             if dry_run:
-                return find_orphans(self.manifest, self.vectors, self.graph)
-            return repair_orphans(
-                self.manifest, self.vectors, self.graph, self._pipeline.remove_documents
-            )
+                report = find_orphans(self.manifest, self.vectors, self.graph)
+            else:
+                report = repair_orphans(
+                    self.manifest, self.vectors, self.graph, self._pipeline.remove_documents
+                )
+            return with_knowledge(report, self.knowledge, repair=not dry_run)
 
     # -- queries ----------------------------------------------------------------------
 

@@ -10,6 +10,9 @@ reported by :func:`find_orphans` and fixed by :func:`repair`:
 * ``unfinished``: documents left ``pending`` by an interrupted run;
 * ``incomplete``: ``ready`` documents whose chunks are missing or too many.
 
+``orphan_pieces`` and ``dangling_links`` are the knowledge layers' share, filled by
+:func:`llama_kb.knowledge.repair.with_knowledge`.
+
 Repair deletes the content of all of these and forgets the sources of unfinished and
 incomplete documents, so the next ``llama-kb ingest`` reads those files again. It must run
 under the knowledge base's write lock (``llama-kb doctor --repair`` takes it).
@@ -39,15 +42,24 @@ class OrphanReport:
     orphan_graph: list[str] = field(default_factory=list)
     unfinished: list[str] = field(default_factory=list)
     incomplete: list[str] = field(default_factory=list)
+    orphan_pieces: list[str] = field(default_factory=list)
+    dangling_links: list[str] = field(default_factory=list)
     repaired: bool = False
 
     @property
     def ok(self) -> bool:
         """True when nothing needs repair."""
-        return not (self.orphan_vectors or self.orphan_graph or self.unfinished or self.incomplete)
+        return not (
+            self.orphan_vectors
+            or self.orphan_graph
+            or self.unfinished
+            or self.incomplete
+            or self.orphan_pieces
+            or self.dangling_links
+        )
 
     def all_ids(self) -> list[str]:
-        """Every affected document id, sorted, without duplicates."""
+        """Every affected document id, sorted, without duplicates (knowledge not included)."""
         ids = self.orphan_vectors + self.orphan_graph + self.unfinished + self.incomplete
         return sorted(set(ids))
 
@@ -55,7 +67,9 @@ class OrphanReport:
         """One line, e.g. ``orphan vectors 2, orphan graph 0, unfinished 1, incomplete 0``."""
         line = (
             f"orphan vectors {len(self.orphan_vectors)}, orphan graph {len(self.orphan_graph)}, "
-            f"unfinished {len(self.unfinished)}, incomplete {len(self.incomplete)}"
+            f"unfinished {len(self.unfinished)}, incomplete {len(self.incomplete)}, "
+            f"orphan pieces {len(self.orphan_pieces)}, dangling piece links "
+            f"{len(self.dangling_links)}"
         )
         if self.ok:
             return "no orphans: " + line

@@ -172,18 +172,26 @@ def apply_plan(plan: KnowledgePlan, store: KnowledgeStore) -> LoadReport:
     for item in plan.skipped:
         report.skip(item.item, item.reason)
     _write_each(report, "metadata", plan.metadata, store.metadata.put)
+    failed: set[str] = set()
     for start in range(0, len(plan.pieces), PIECE_BATCH):
         batch = plan.pieces[start : start + PIECE_BATCH]
         try:
             statuses = store.pieces.upsert([piece for _, piece in batch])
         except LlamaKBError as e:
-            for ref, _ in batch:
+            for ref, piece in batch:
                 report.skip(ref, f"could not be stored: {e}")
+                failed.add(piece.piece_id)
             continue
         for status in statuses:
             report.count("pieces", status)
     _write_each(report, "nodes", plan.nodes, store.graph.upsert_node)
-    _write_each(report, "edges", plan.edges, store.graph.upsert_edge)
+    edges = []
+    for ref, edge in plan.edges:  # an edge must not link a piece that failed to store
+        if edge.piece_id in failed:
+            report.skip(ref, f"linked piece {edge.piece_id!r} could not be stored")
+        else:
+            edges.append((ref, edge))
+    _write_each(report, "edges", edges, store.graph.upsert_edge)
     logger.info("loaded knowledge from %s: %s", plan.source, report.summary())
     return report
 

@@ -10,7 +10,8 @@ import pytest
 from hardening_helpers import snapshot
 from llama_index.core.base.embeddings.base import BaseEmbedding
 
-from benchmarks.secret_corpus import HARMLESS, SECRETS
+from benchmarks.secret_check_corpus import CHECK_HARMLESS, CHECK_SECRETS
+from benchmarks.secret_corpus import HARMLESS, HELDOUT_HARMLESS, HELDOUT_SECRETS, SECRETS
 from benchmarks.secrets_bench import evaluate
 from llama_kb import KnowledgeBase
 from llama_kb.config import KBConfig, SecretsConfig
@@ -28,6 +29,19 @@ def test_recall_and_false_positives_on_the_planted_corpus() -> None:
     flagged = [c.text for c in result["flagged"]]  # type: ignore[attr-defined]
     assert result["recall"] >= 0.95, missed
     assert result["fp_rate"] <= 0.05, flagged
+
+
+def test_first_held_out_set() -> None:
+    result = evaluate(secrets=HELDOUT_SECRETS, harmless=HELDOUT_HARMLESS)
+    assert result["recall"] >= 0.95 and result["fp_rate"] <= 0.05
+
+
+def test_check_set_does_not_regress() -> None:
+    """The check set was written before tuning; it stays below the 95 % target (README)."""
+    assert len(CHECK_SECRETS) >= 60 and len(CHECK_HARMLESS) >= 40
+    result = evaluate(secrets=CHECK_SECRETS, harmless=CHECK_HARMLESS)
+    assert result["recall"] >= 0.92, [c.kind for c in result["missed"]]  # type: ignore[attr-defined]
+    assert result["fp_rate"] <= 0.05, [c.text for c in result["flagged"]]  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize("case", SECRETS, ids=[f"{i}-{c.kind}" for i, c in enumerate(SECRETS)])
@@ -118,3 +132,20 @@ def test_knowledge_modes(tmp_path: Path, embedding: BaseEmbedding, mode: str, lo
             assert "stripe_access_key" in report.skipped[0].reason
             assert SECRET_VALUE not in report.skipped[0].reason
             assert snapshot(kb) == before
+
+
+@pytest.mark.parametrize("mode", ["redact", "reject"])
+def test_metadata_values_are_scanned(tmp_path: Path, embedding: BaseEmbedding, mode: str) -> None:
+    path = tmp_path / "records.jsonl"
+    record = {"id": "r1", "text": "The turbine manual.", "metadata": {"api_key": SECRET_VALUE}}
+    path.write_text(json.dumps(record) + "\n")
+    with _kb(tmp_path, embedding, mode) as kb:
+        report = kb.ingest(path)
+        dumped = json.dumps(report.to_dict())
+        assert "metadata['api_key']: stripe_access_key" in dumped and SECRET_VALUE not in dumped
+        stored = [meta for _, _, meta in kb.vectors.iter_chunks()]
+        if mode == "reject":
+            assert stored == [] and not report.added
+        else:
+            assert stored and stored[0]["api_key"] == "[REDACTED:stripe_access_key]"
+            assert SECRET_VALUE not in json.dumps(stored)

@@ -6,7 +6,8 @@
 * :mod:`~llama_kb.ingest.guards.secrets`: detect-secrets plugins plus precise patterns.
 
 :func:`screen_documents` applies record validation and the secret mode to what a reader
-returned; the pipeline calls it before it writes anything.
+returned; the pipeline calls it before it writes anything. Titles, text and metadata
+values are scanned.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import dataclasses
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from llama_kb.config import LimitsConfig, SecretsConfig
 from llama_kb.ingest.guards.limits import current_limits, use_limits
@@ -67,7 +69,7 @@ def screen_documents(
         if not findings:
             result.documents.append(doc)
             continue
-        listed = "; ".join(f.describe() for f in findings[:10])
+        listed = "; ".join(findings[:10])
         more = f" and {len(findings) - 10} more" if len(findings) > 10 else ""
         if mode == "reject":
             reason = f"contains secrets ({listed}{more}); remove them or set secrets.documents"
@@ -84,8 +86,9 @@ def _where(doc: SourceDocument) -> str:
     return doc.source_path if doc.doc_id == doc.source_path else f"{doc.source_path} ({doc.doc_id})"
 
 
-def _scan(doc: SourceDocument, scanner: SecretScanner) -> list[SecretFinding]:
-    """Findings with line numbers counted in ``doc.text`` (line 0: the title)."""
+def _scan(doc: SourceDocument, scanner: SecretScanner) -> list[str]:
+    """Where and what: ``line N: <type>`` counted in ``doc.text`` (``title: <type>`` for the
+    title), then ``metadata['key']: <type>`` for metadata values (document and segments)."""
     found = [dataclasses.replace(f, line=0) for f in scanner.scan(doc.title or "")]
     offset = 0
     for segment in doc.segments:
@@ -93,10 +96,34 @@ def _scan(doc: SourceDocument, scanner: SecretScanner) -> list[SecretFinding]:
             dataclasses.replace(f, line=f.line + offset) for f in scanner.scan(segment.text)
         )
         offset += segment.text.count("\n") + 2
-    return found
+    described = [f.describe() for f in found]
+    for metadata in (doc.metadata, *(s.metadata for s in doc.segments)):
+        for key, value in metadata.items():
+            described.extend(f"metadata[{key!r}]: {t}" for t in _value_types(key, value, scanner))
+    return list(dict.fromkeys(described))
+
+
+def _value_types(key: str, value: Any, scanner: SecretScanner) -> list[str]:
+    """Secret types in one metadata value; the key is scanned with it (``password: ...``)."""
+    values = value if isinstance(value, list | tuple) else [value]
+    return sorted({t for v in values if isinstance(v, str) for t in scanner.types(f"{key}: {v}")})
 
 
 def _redacted(doc: SourceDocument, scanner: SecretScanner) -> SourceDocument:
-    segments = tuple(Segment(scanner.redact(s.text), s.metadata) for s in doc.segments)
+    segments = tuple(
+        Segment(scanner.redact(s.text), _redacted_metadata(s.metadata, scanner))
+        for s in doc.segments
+    )
     title = scanner.redact(doc.title) if doc.title else doc.title
-    return dataclasses.replace(doc, segments=segments, title=title)
+    metadata = _redacted_metadata(doc.metadata, scanner)
+    return dataclasses.replace(doc, segments=segments, title=title, metadata=metadata)
+
+
+def _redacted_metadata(metadata: dict[str, Any], scanner: SecretScanner) -> dict[str, Any]:
+    """A value holding a secret is replaced whole by ``[REDACTED:<type>]``."""
+    cleaned = dict(metadata)
+    for key, value in metadata.items():
+        types = _value_types(key, value, scanner)
+        if types:
+            cleaned[key] = f"[REDACTED:{types[0]}]"
+    return cleaned

@@ -1,19 +1,22 @@
-"""Secret detection on text: detect-secrets plugins plus precise credential patterns.
+"""Secret detection on text: detect-secrets plugins, vendor formats and credential assignments.
 
-:class:`SecretScanner` combines two detectors and reports :class:`SecretFinding` objects
+:class:`SecretScanner` combines three detectors and reports :class:`SecretFinding` objects
 (line, type, character span) that never carry the secret itself:
 
-* the line-based plugins of ``detect-secrets`` (AWS, GitHub, GitLab, Slack, Stripe, Twilio,
-  JWT, private keys, basic auth, keyword assignments such as ``DB_PASSWORD=...`` and
-  ``password: ...``; optionally the quoted high-entropy-string plugin), with its heuristic
-  filters (UUIDs, sequential strings, templates, ``$VARIABLES`` ...);
-* :data:`PATTERNS`, precise expressions for formats detect-secrets misses (OpenAI and
-  Anthropic keys, Google API keys, bearer tokens, credentials in URLs, connection strings).
+* :data:`PATTERNS`, precise expressions for token formats (AWS, GitHub, OpenAI and Anthropic,
+  Google, Stripe, npm, PyPI, Docker, Vault, DigitalOcean, Shopify, Azure ...), bearer and basic
+  credentials, credentials in URLs;
+* :mod:`~llama_kb.ingest.guards._assignments`: a credential key (``DB_PASSWORD``,
+  ``accessToken``, ``api_key``) bound to a secret-looking value in any syntax (``.env``,
+  shell ``export`` / ``set -x``, YAML, TOML, JSON, INI, XML attributes and elements,
+  properties, Terraform, connection strings), reported as ``credential_assignment``;
+* the line-based plugins of ``detect-secrets`` (GitLab, Slack, Twilio, JWT, private keys,
+  basic auth, ...; optionally the quoted high-entropy-string plugin), with its heuristic
+  filters. Its keyword plugin is left out: it flags code such as ``secrets: Config``.
 
-Where both find the same secret the pattern's name wins, so names stay stable
-(``github_token``, ``credential_assignment`` ...); detect-secrets types are snake-cased
-(``secret_keyword``, ``stripe_access_key``). Hashes, UUIDs and ``data:`` URIs are not
-reported as high-entropy strings.
+Where two find the same secret the earlier detector's name wins, so names stay stable;
+detect-secrets types are snake-cased (``stripe_access_key``). Placeholders, references
+(``${X}``, ``{{ x }}``), hashes, UUIDs and ``data:`` URIs are not reported.
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ import re
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
+
+from llama_kb.ingest.guards._assignments import assignment_spans, is_placeholder, is_word
 
 __all__ = ["CREDENTIAL_WORDS", "PATTERNS", "SecretFinding", "SecretScanner", "SensitivePattern"]
 
@@ -68,36 +73,50 @@ PATTERNS: tuple[SensitivePattern, ...] = (
     _p("basic_auth", r"\bbasic\s+(?P<value>[A-Za-z0-9+/]{16,}={0,2})", re.IGNORECASE),
     _p("credentials_in_url", r"\b[a-z][a-z0-9+.-]*://[^\s/:@'\"]+:(?P<value>[^\s/@'\"]+)@[^\s/]"),
     _p("netrc_password", r"\bmachine\s+\S+\s+login\s+\S+\s+password\s+(?P<value>\S+)"),
-    # password=..., DB_PASSWORD=..., api_key: "..." (quoted), Password=...; in connection strings.
-    _p(
-        "credential_assignment",
-        rf"(?:\b|_)(?:{CREDENTIAL_WORDS})\s*=\s*['\"]?(?P<value>[^\s'\";,]{{3,}})",
-        re.IGNORECASE,
-    ),
-    _p(
-        "credential_assignment",
-        rf"['\"]?(?:\b|_)(?:{CREDENTIAL_WORDS})['\"]?\s*:\s*"
-        rf"(?:['\"](?P<value>[^'\"\s]{{3,}})['\"]|(?P<bare>[^\s'\"]{{8,}}))",
-        re.IGNORECASE,
-    ),
+    # Vendor token prefixes (the formats the providers document).
+    _p("stripe_access_key", r"\b[rs]k_(?:live|test)_[A-Za-z0-9]{24,}"),
+    _p("npm_token", r"\bnpm_[A-Za-z0-9]{36}\b"),
+    _p("pypi_token", r"\bpypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}"),
+    _p("docker_token", r"\bdckr_pat_[A-Za-z0-9_-]{27,}"),
+    _p("digitalocean_token", r"\bdo[opr]_v1_[a-f0-9]{64}\b"),
+    _p("vault_token", r"\bhv[sb]\.[A-Za-z0-9_-]{24,}"),
+    _p("shopify_token", r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\b"),
+    _p("linear_api_key", r"\blin_api_[A-Za-z0-9]{40}\b"),
+    _p("notion_token", r"\b(?:secret_[A-Za-z0-9]{43}|ntn_[A-Za-z0-9]{46})\b"),
+    _p("google_oauth_secret", r"\bGOCSPX-[A-Za-z0-9_-]{28}\b"),
+    _p("google_oauth_token", r"\bya29\.[A-Za-z0-9_-]{20,}"),
+    _p("stripe_webhook_secret", r"\bwhsec_[A-Za-z0-9]{32,}"),
+    _p("mailgun_key", r"\bkey-[a-f0-9]{32}\b"),
+    _p("new_relic_key", r"\bNRAK-[A-Z0-9]{27}\b"),
+    _p("atlassian_token", r"\bATATT3[A-Za-z0-9_=-]{150,}"),
+    _p("postman_key", r"\bPMAK-[a-f0-9]{24}-[a-f0-9]{34}\b"),
+    _p("databricks_token", r"\bdapi[a-f0-9]{32}\b"),
+    _p("grafana_token", r"\b(?:glsa_[A-Za-z0-9]{32}_[a-f0-9]{8}|glc_[A-Za-z0-9+/]{32,}={0,2})"),
+    _p("figma_token", r"\bfigd_[A-Za-z0-9_-]{40}\b"),
+    _p("rubygems_key", r"\brubygems_[a-f0-9]{48}\b"),
+    _p("terraform_cloud_token", r"\b[a-z0-9]{14}\.atlasv1\.[a-z0-9_=-]{60,}"),
+    _p("azure_client_secret", r"(?<![\w~.])[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.-]{31,34}(?![\w~.-])"),
+    _p("azure_sas_token", r"[?&]sv=\d{4}-\d\d-\d\d&\S*?\bsig=(?P<value>[A-Za-z0-9%+/]{30,})"),
 )
 
-# Values that stand for a secret without being one: placeholders, variables, code references.
-_PLACEHOLDER = re.compile(
-    r"example|your[-_ ]|<[^>]*>|\$\{|\{\{|^\$|x{4,}|\*{3,}|placeholder|redacted|"
-    r"^(?!.*\d)[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+(?:\(.*\))?$|^[A-Za-z_][\w.]*[\[(]",
-    re.IGNORECASE,
-)
 _SRI = re.compile(r"sha(?:256|384|512)-")
 
 # Lines without any of these cannot hold a secret any detector reports: skip them cheaply.
 _CANDIDATE = re.compile(
-    r"[A-Za-z0-9_+/=.-]{16,}|pass|pwd|secret|token|key|auth|cred|://|bearer", re.IGNORECASE
+    r"[A-Za-z0-9_+/=.-]{16,}|pass|pwd|secret|token|key|auth|cred|://|bearer|curl", re.IGNORECASE
 )
 _HEX = re.compile(r"^[0-9a-fA-F]+$")
+# A random-looking value under one of these keys is a digest or an identifier ("CodeSha256").
+_NOT_SECRET_KEY = re.compile(
+    r"(?:sha\d*|hash|digest|checksum|etag|id|name|alphabet)['\"]?\s*[:=]\s*['\"]?$", re.IGNORECASE
+)
+_ASSIGNMENT = "credential_assignment"
 _ENTROPY_TYPES = frozenset({"base64_high_entropy_string", "hex_high_entropy_string"})
-# detect-secrets plugins left out: public IPs are not credentials, hex strings are hashes.
-_DISABLED_PLUGINS = ("IPPublicDetector", "HexHighEntropyString")
+# detect-secrets plugins left out: public IPs are not credentials, hex strings are hashes, and
+# keyword assignments are found by ``_assignments`` (the plugin flags ``secrets: Config`` in code).
+_DISABLED_PLUGINS = ("IPPublicDetector", "HexHighEntropyString", "KeywordDetector")
+# Patterns whose value may be a word (``redis://user:password@host`` in docs).
+_WORD_VALUED = frozenset({"credentials_in_url", "netrc_password", "basic_auth_credentials"})
 # Keyword rules of detect-secrets depend on the file type; config-file rules cover prose too.
 _KEYWORD_FILENAME = "document.yaml"
 _LOCK = threading.Lock()  # detect-secrets keeps its settings in a process-wide global
@@ -145,6 +164,8 @@ class SecretScanner:
         # PATTERNS go first, most specific first: a later finding overlapping one kept is dropped
         for n, line in candidates:
             _keep_disjoint(found, _pattern_findings(n, line))
+            spans = assignment_spans(line)
+            _keep_disjoint(found, (SecretFinding(n, _ASSIGNMENT, s, e) for s, e in spans))
         _keep_disjoint(found, self._plugin_findings(candidates))
         return sorted(found, key=lambda f: (f.line, f.start, f.type))
 
@@ -181,8 +202,10 @@ class SecretScanner:
             value = secret.secret_value or ""
             line = text_of.get(secret.line_number, "")
             start = line.find(value) if value else -1
-            if _PLACEHOLDER.search(value) or (
-                kind in _ENTROPY_TYPES and _harmless_blob(value, line, start)
+            if (
+                is_placeholder(value)
+                or (kind in _ENTROPY_TYPES and _harmless_blob(value, line, start))
+                or (kind in _WORD_VALUED and is_word(value))
             ):
                 continue
             if start < 0:  # a multi-part secret (basic auth): redact the whole line
@@ -197,8 +220,9 @@ def _pattern_findings(number: int, line: str) -> Iterator[SecretFinding]:
         for match in pattern.regex.finditer(line):
             groups = match.groupdict()
             value = groups.get("value") or groups.get("bare") or match.group(0)
-            if not _PLACEHOLDER.search(value):
-                yield SecretFinding(number, pattern.name, match.start(), match.end())
+            if is_placeholder(value) or (pattern.name in _WORD_VALUED and is_word(value)):
+                continue
+            yield SecretFinding(number, pattern.name, match.start(), match.end())
 
 
 def _keep_disjoint(kept: list[SecretFinding], new: Iterator[SecretFinding]) -> None:
@@ -216,4 +240,5 @@ def _harmless_blob(value: str, line: str, start: int) -> bool:
         or "base64," in line
         or len(value) > 200
         or bool(_SRI.match(value) or _SRI.search(line[max(0, start - 7) : max(0, start)]))
+        or bool(_NOT_SECRET_KEY.search(line[: max(0, start)]))
     )

@@ -1,0 +1,107 @@
+"""Credential assignments across syntaxes: what counts as a credential key and a secret value."""
+
+from __future__ import annotations
+
+import pytest
+
+from llama_kb.ingest.guards import SecretScanner
+from llama_kb.ingest.guards._assignments import (
+    assignment_spans,
+    is_placeholder,
+    looks_secret,
+    names_credential,
+)
+
+VALUE = "q8Rz!t2VwK4m"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        f"DB_PASSWORD={VALUE}",
+        f'export API_TOKEN="{VALUE}"',
+        f"set -x API_KEY {VALUE}",
+        f"set -gx CLIENT_SECRET {VALUE}",
+        f"setenv SMTP_PASSWORD {VALUE}",
+        f"deploy --password {VALUE} --host db",
+        f'  "accessToken": "{VALUE}",',
+        f"  auth_token: {VALUE}",
+        f'secret_key = "{VALUE}"',
+        f"spring.datasource.password={VALUE}",
+        f'<add key="DbPassword" value="{VALUE}" />',
+        f'<property name="mail.password" value="{VALUE}"/>',
+        f'<server id="r" username="ci" password="{VALUE}"/>',
+        f"<password>{VALUE}</password>",
+        f'<string name="api_key">{VALUE}</string>',
+        f"Server=sql;User Id=sa;Pwd={VALUE};",
+        f'<add connectionString="Data Source=s;Password={VALUE};" />',
+        f"PGPASSWORD={VALUE} psql -h db",
+        f"curl -u admin:{VALUE} https://ci.internal/api",
+        f'$settings = @{{ "db_pass" => "{VALUE}" }}',
+    ],
+)
+def test_a_credential_value_is_found_in_each_syntax(line: str) -> None:
+    spans = list(assignment_spans(line))
+    assert [line[s:e].strip("\"'") for s, e in spans] == [VALUE]
+    assert VALUE not in SecretScanner().redact(line)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "password: ${DB_PASSWORD}",
+        "password: {{ vault_db_password }}",
+        "API_KEY=<your-api-key>",
+        "API_KEY=changeme-in-production",
+        "password: null",
+        "OPENAI_API_KEY=sk-...",
+        "password: ********",
+        'token = os.environ["GITHUB_TOKEN"]',
+        "token = make_token(user, 3)",
+        "secret_key = settings.SECRET_KEY",
+        '"secret": "AWS_SECRET_ACCESS_KEY",',
+        "password: SecretStr",
+        "chroma_auth_credentials=chroma_auth_credentials,",
+        '"ImportToken": "The import token to send with the request.",',
+        '"ChangeToken": "abcd12f2-46da-4fdb-b8d5-fbd4c466928f",',
+        "password_min_length: 12",
+        "token_type: bearer",
+        "api_key_header: X-API-Key",
+        "primary_key: user_id42",
+        'tokenizer = "bert-base-uncased-v2"',
+        "Stripe::api_key = ENV['KEY']",
+        "curl -u user:password https://example.org",
+    ],
+)
+def test_placeholders_references_words_and_other_keys_are_not_secrets(line: str) -> None:
+    assert list(assignment_spans(line)) == []
+
+
+@pytest.mark.parametrize(
+    ("key", "expected"),
+    [
+        ("DB_PASSWORD", True),
+        ("accessToken", True),
+        ("_authToken", True),
+        ("client_secret", True),
+        ("apiKey", True),
+        ("AccountKey", True),
+        ("db_pass", True),
+        ("PGPASSWORD", True),
+        ("password_reset_url", False),
+        ("primary_key", False),
+        ("tokenizer", False),
+        ("bypass", False),
+        ("", False),
+    ],
+)
+def test_the_last_word_of_a_key_decides(key: str, expected: bool) -> None:
+    assert names_credential(key) is expected
+
+
+def test_values_must_look_like_secrets() -> None:
+    assert looks_secret(VALUE) and looks_secret("3f9a0c2e7b1d4e5f8a6b2c9d0e1f7a3b")
+    assert not looks_secret("hunter")  # too short
+    assert not looks_secret("production")  # a word
+    assert not looks_secret("KEYWORDS:")  # a word with a colon
+    assert is_placeholder("xxxxxxxxxxxx") and is_placeholder("%DB_PASSWORD%")
