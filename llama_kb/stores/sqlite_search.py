@@ -18,6 +18,8 @@ from llama_kb.stores.search import LINK_RELATIONS, Filters, NameForm, NameStats
 
 _LINKS = _marks(LINK_RELATIONS)
 _MENTION_RELATIONS = [r for r in LINK_RELATIONS if r != "PART_OF"]
+_FACT_KEYS = ("subject", "predicate", "object", "chunk_id", "doc_id", "evidence", "extractor")
+_FACT_FIELDS = ", ".join(f"json_extract(n.metadata, '$.{k}')" for k in _FACT_KEYS)
 
 
 class SQLiteSearchIndex:
@@ -196,36 +198,33 @@ class SQLiteSearchIndex:
         doc_ids: Sequence[str],
         chunk_ids: Sequence[str],
         limit: int,
+        per_key: int = 200,
     ) -> list[dict[str, Any]]:
-        """Typed fact nodes about ``keys`` or read from ``doc_ids`` / ``chunk_ids``."""
+        """Typed fact nodes about ``keys`` (at most ``per_key`` each, so a hub name does not
+        flood the query) or read from ``doc_ids`` / ``chunk_ids``; at most ``limit``."""
         found: dict[str, dict[str, Any]] = {}
-        queries = (
+        lookups = [
+            ("FROM fact_keys k JOIN nodes n ON n.uri = k.uri WHERE k.key = ?", key, per_key)
+            for key in _unique(keys)
+        ]
+        lookups += [
             (
-                "SELECT n.uri, n.metadata FROM fact_keys k JOIN nodes n ON n.uri = k.uri "
-                "WHERE k.key IN ({marks}) LIMIT ?",
-                keys,
-            ),
-            (
-                "SELECT uri, metadata FROM nodes WHERE json_extract(metadata, '$.doc_id') "
-                "IN ({marks}) AND node_type = 'fact' LIMIT ?",
-                doc_ids,
-            ),
-            (
-                "SELECT uri, metadata FROM nodes WHERE json_extract(metadata, '$.chunk_id') "
-                "IN ({marks}) AND node_type = 'fact' LIMIT ?",
-                chunk_ids,
-            ),
-        )
+                f"FROM nodes n WHERE json_extract(n.metadata, '$.{field}') = ? "
+                "AND +n.node_type = ?",
+                value,
+                limit,
+            )
+            for field, values in (("doc_id", doc_ids), ("chunk_id", chunk_ids))
+            for value in _unique(values)
+        ]
         with self._db.read() as conn:
-            for sql, values in queries:
-                for chunk in _chunks(_unique(values)):
-                    left = limit - len(found)
-                    if left <= 0:
-                        return list(found.values())
-                    for uri, metadata in conn.execute(
-                        sql.format(marks=_marks(chunk)), [*chunk, left]
-                    ):
-                        found.setdefault(uri, json.loads(metadata or "{}"))
+            for where, value, cap in lookups:
+                left = min(cap, limit - len(found))
+                if left <= 0:
+                    break
+                params = [value, "fact", left] if "+n.node_type" in where else [value, left]
+                for row in conn.execute(f"SELECT n.uri, {_FACT_FIELDS} {where} LIMIT ?", params):
+                    found.setdefault(row[0], dict(zip(_FACT_KEYS, row[1:], strict=True)))
         return list(found.values())
 
 
