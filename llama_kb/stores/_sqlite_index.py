@@ -34,9 +34,11 @@ _INDEX_NEW_ROW = f"""
             WHERE NEW.node_type = 'text_chunk';
         INSERT INTO name_fts(rowid, name) SELECT NEW.rowid, NEW.name
             WHERE {_IS_NAME.format(row="NEW")};
+        UPDATE meta SET value = value + 1 WHERE key = 'chunks' AND NEW.node_type = 'text_chunk';
 """
 
 SEARCH_SCHEMA = (
+    "INSERT OR IGNORE INTO meta(key, value) VALUES ('chunks', 0)",
     "CREATE VIRTUAL TABLE chunk_fts USING fts5(body, tokenize = 'unicode61 remove_diacritics 2')",
     "CREATE VIRTUAL TABLE name_fts USING fts5(name, tokenize = 'trigram')",
     f"CREATE TRIGGER nodes_index_insert AFTER INSERT ON nodes BEGIN {_INDEX_NEW_ROW} END",
@@ -44,6 +46,7 @@ SEARCH_SCHEMA = (
     CREATE TRIGGER nodes_index_delete AFTER DELETE ON nodes BEGIN
         DELETE FROM chunk_fts WHERE rowid = OLD.rowid;
         DELETE FROM name_fts WHERE rowid = OLD.rowid;
+        UPDATE meta SET value = value - 1 WHERE key = 'chunks' AND OLD.node_type = 'text_chunk';
     END
     """,
     f"""
@@ -51,6 +54,7 @@ SEARCH_SCHEMA = (
     BEGIN
         DELETE FROM chunk_fts WHERE rowid = OLD.rowid;
         DELETE FROM name_fts WHERE rowid = OLD.rowid;
+        UPDATE meta SET value = value - 1 WHERE key = 'chunks' AND OLD.node_type = 'text_chunk';
         {_INDEX_NEW_ROW}
     END
     """,
@@ -114,6 +118,10 @@ def upgrade(conn: sqlite3.Connection) -> None:
     conn.execute(
         f"INSERT INTO chunk_fts(rowid, body) SELECT rowid, {_CHUNK_BODY.format(row='nodes')} "
         "FROM nodes WHERE node_type = 'text_chunk'"
+    )
+    conn.execute(
+        "UPDATE meta SET value = (SELECT count(*) FROM nodes WHERE node_type = 'text_chunk') "
+        "WHERE key = 'chunks'"
     )
     conn.execute(
         "INSERT OR IGNORE INTO chunk_fields(field) SELECT DISTINCT j.key FROM nodes, "

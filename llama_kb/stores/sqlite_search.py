@@ -40,8 +40,8 @@ class SQLiteSearchIndex:
 
     def chunk_count(self) -> int:
         """Number of stored chunks."""
-        with self._db.read() as conn:
-            return int(conn.execute("SELECT count(*) FROM chunk_fts").fetchone()[0])
+        with self._db.read() as conn:  # kept by triggers: no count over the index
+            return int(conn.execute("SELECT value FROM meta WHERE key = 'chunks'").fetchone()[0])
 
     def metadata_fields(self) -> frozenset[str]:
         """Metadata fields chunks have had."""
