@@ -252,7 +252,9 @@ def test_server_down_during_retrieval(tmp_path: Path, embedding, docs_dir: Path)
     vector_server = ChromaServer(tmp_path / "chroma").start()
     env = {**graph_server.env, **vector_server.env}
     try:
-        config = KBConfig.from_env(tmp_path / "kb", env=env, collection=unique_name())
+        # no query cache: it would answer the repeated question from memory while the stores
+        # are unchanged, and this test is about what each backend's outage does
+        config = KBConfig.from_env(tmp_path / "kb", env=env, collection=unique_name(), cache_size=0)
         with KnowledgeBase.open(config=config, embedding=embedding) as kb:
             kb.ingest(docs_dir)
             full = kb.retrieve(QUESTION)

@@ -25,7 +25,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import replace
 from functools import partial
 from typing import Any
@@ -177,8 +177,8 @@ class ContextEngine:
         try:
             index = self.search_index
             if self.cache.size and not plan.options.explain:
-                plan.cache_key = cache_key(plan.query, plan.options, index.revision)
-                plan.cached = self.cache.get(plan.cache_key)
+                plan.cache_key = self._cache_key(plan, index)
+                plan.cached = None if plan.cache_key is None else self.cache.get(plan.cache_key)
                 if plan.cached is not None:
                     plan.stages.add("cache", started, hit=True)
                     return plan
@@ -216,6 +216,15 @@ class ContextEngine:
         plan.trace["classifier"] = {**plan.classification.to_dict(), "ms": _ms(started, 4)}
         plan.stages.add("classify", started, route=plan.classification.label.value)
         return plan
+
+    @staticmethod
+    def _cache_key(plan: QueryPlan, index: SearchIndex) -> Hashable | None:
+        """The result's cache key; ``None`` (no caching) when the store cannot say its
+        revision, since then nobody knows whether a cached result is still current."""
+        try:
+            return cache_key(plan.query, plan.options, index.revision)
+        except Exception:
+            return None
 
     def _link(self, query: str, view: Candidates, plan: QueryPlan) -> list[dict[str, Any]]:
         """Graph names in the query: exact/alias matches (an indexed lookup of its word
