@@ -73,7 +73,12 @@ def doc_node_id(doc_id: str) -> str:
 
 def entity_node_id(name: str) -> str:
     """Graph id of the entity called ``name`` (case and punctuation insensitive)."""
-    return f"entity:{name_key(name)}"
+    return entity_id_of_key(name_key(name))
+
+
+def entity_id_of_key(key: str) -> str:
+    """Graph id of the entity whose :func:`~llama_kb.names.name_key` is ``key``."""
+    return f"entity:{key}"
 
 
 def document_node(doc: SourceDocument) -> NamedNode:

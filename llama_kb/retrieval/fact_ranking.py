@@ -58,31 +58,36 @@ class FactTable:
 
     @classmethod
     def from_properties(cls, rows: Iterable[dict[str, Any]]) -> FactTable:
-        """From the properties of ``fact`` nodes (as :meth:`SearchIndex.facts` returns them)."""
+        """From the properties of ``fact`` nodes (as :meth:`SearchIndex.facts` returns them;
+        their ``subject_key`` / ``object_key`` are used when given, else computed)."""
         facts: list[Fact] = []
+        keys: list[tuple[str, str]] = []
         for props in rows:
-            subject, obj = str(props.get("subject", "")), str(props.get("object", ""))
+            subject, obj = str(props.get("subject") or ""), str(props.get("object") or "")
             if not subject or not obj:
                 continue
+            subject_key = props.get("subject_key") or name_key(subject)
+            object_key = props.get("object_key") or name_key(obj)
+            keys.append((subject_key, object_key))
             facts.append(
                 Fact(
                     subject=subject,
-                    predicate=str(props.get("predicate", "")),
+                    predicate=str(props.get("predicate") or ""),
                     object=obj,
-                    subject_id=gm.entity_node_id(subject),
-                    object_id=gm.entity_node_id(obj),
-                    source_ids=(str(props.get("chunk_id", "")),),
-                    evidence=str(props.get("evidence", "")),
-                    chunk_id=str(props.get("chunk_id", "")) or None,
-                    doc_id=str(props.get("doc_id", "")) or None,
-                    extractor=str(props.get("extractor", "pattern")),
+                    subject_id=gm.entity_id_of_key(subject_key),
+                    object_id=gm.entity_id_of_key(object_key),
+                    source_ids=(str(props.get("chunk_id") or ""),),
+                    evidence=str(props.get("evidence") or ""),
+                    chunk_id=str(props.get("chunk_id") or "") or None,
+                    doc_id=str(props.get("doc_id") or "") or None,
+                    extractor=str(props.get("extractor") or "pattern"),
                 )
             )
         by_key: dict[str, list[int]] = {}
         by_doc: dict[str, list[int]] = {}
         by_chunk: dict[str, list[int]] = {}
         for i, fact in enumerate(facts):
-            for key in {name_key(fact.subject), name_key(fact.object)}:
+            for key in set(keys[i]):
                 by_key.setdefault(key, []).append(i)
             by_doc.setdefault(fact.doc_id or "", []).append(i)
             by_chunk.setdefault(fact.chunk_id or "", []).append(i)

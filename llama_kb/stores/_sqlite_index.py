@@ -97,6 +97,7 @@ SEARCH_SCHEMA = (
     CREATE TABLE fact_keys (
         key TEXT NOT NULL,
         uri TEXT NOT NULL REFERENCES nodes(uri) ON DELETE CASCADE,
+        ends TEXT NOT NULL,
         PRIMARY KEY (key, uri)
     ) WITHOUT ROWID
     """,
@@ -166,7 +167,8 @@ def write_keys(
         [row for rows in name_rows.values() for row in rows],
     )
     conn.executemany(
-        "INSERT OR IGNORE INTO fact_keys(key, uri) VALUES (?, ?)",
+        "INSERT INTO fact_keys(key, uri, ends) VALUES (?, ?, ?) "
+        "ON CONFLICT (key, uri) DO UPDATE SET ends = excluded.ends WHERE ends <> excluded.ends",
         [row for rows in fact_rows.values() for row in rows],
     )
 
@@ -184,12 +186,18 @@ def _name_rows(
 
 def _fact_rows(
     uri: str, label: str, name: str | None, properties: dict
-) -> Iterable[tuple[str, str]]:
+) -> Iterable[tuple[str, str, str]]:
+    """``(key, uri, ends)``: the name key of each end, ``ends`` saying which (``subject``,
+    ``object`` or ``both``)."""
     if label != FACT_LABEL:
         return
-    for end in (properties.get("subject"), properties.get("object")):
-        if isinstance(end, str) and (key := name_key(end)):
-            yield key, uri
+    keys: dict[str, list[str]] = {}
+    for end in ("subject", "object"):
+        value = properties.get(end)
+        if isinstance(value, str) and (key := name_key(value)):
+            keys.setdefault(key, []).append(end)
+    for key, ends in keys.items():
+        yield key, uri, ends[0] if len(ends) == 1 else "both"
 
 
 def _json(text: str) -> dict:

@@ -18,8 +18,17 @@ from llama_kb.stores.search import LINK_RELATIONS, Filters, NameForm, NameStats
 
 _LINKS = _marks(LINK_RELATIONS)
 _MENTION_RELATIONS = [r for r in LINK_RELATIONS if r != "PART_OF"]
-_FACT_KEYS = ("subject", "predicate", "object", "chunk_id", "doc_id", "evidence", "extractor")
-_FACT_FIELDS = ", ".join(f"json_extract(n.metadata, '$.{k}')" for k in _FACT_KEYS)
+_FACT_KEYS = (
+    *("subject", "predicate", "object", "chunk_id", "doc_id", "evidence", "extractor"),
+    *("subject_key", "object_key"),
+)
+_FACT_FIELDS = ", ".join(
+    [f"json_extract(n.metadata, '$.{k}')" for k in _FACT_KEYS[:7]]
+    + [
+        f"(SELECT f.key FROM fact_keys f WHERE f.uri = n.uri AND f.ends IN ('{end}', 'both'))"
+        for end in ("subject", "object")
+    ]
+)
 
 
 class SQLiteSearchIndex:
@@ -147,25 +156,47 @@ class SQLiteSearchIndex:
         return links
 
     def name_links(self, name_ids: Sequence[str], cap: int) -> dict[str, list[tuple[str, bool]]]:
-        """Name id -> up to ``cap`` chunks, its own (``PART_OF``) first, then mentions."""
-        links: dict[str, list[tuple[str, bool]]] = {}
+        """Name id -> up to ``cap`` chunks, its own (``PART_OF``) first, then mentions.
+
+        Names with at most ``cap`` chunks (their stored totals say so) are read in one batched
+        query; only hubs are read one by one, each stopping at ``cap``.
+        """
+        names = _unique(name_ids)
+        stats = self.name_stats(names)
+        small = [n for n in names if n in stats and stats[n].titles + stats[n].mentions <= cap]
+        links: dict[str, list[tuple[str, bool]]] = {n: [] for n in names}
         with self._db.read() as conn:
-            for name in _unique(name_ids):
-                own = conn.execute(
-                    "SELECT source_uri FROM relations WHERE target_uri = ? "
-                    "AND relation_type = 'PART_OF' LIMIT ?",
-                    [name, cap],
-                ).fetchall()
-                found = [(r[0], True) for r in own]
-                if len(found) < cap:
-                    mentions = conn.execute(
-                        "SELECT DISTINCT source_uri FROM relations WHERE target_uri = ? "
-                        "AND relation_type IN (?, ?) LIMIT ?",
-                        [name, *_MENTION_RELATIONS, cap - len(found)],
-                    ).fetchall()
-                    found.extend((r[0], False) for r in mentions)
-                links[name] = found
+            for chunk in _chunks(small):
+                rows = conn.execute(
+                    "SELECT target_uri, source_uri, relation_type FROM relations "
+                    f"WHERE target_uri IN ({_marks(chunk)}) AND relation_type IN ({_LINKS}) "
+                    "AND source_uri <> target_uri",
+                    [*chunk, *LINK_RELATIONS],
+                )
+                for target, source, rel_type in rows:
+                    links[target].append((source, rel_type == "PART_OF"))
+            for name in small:
+                links[name].sort(key=lambda link: not link[1])
+            for name in (n for n in names if n in stats and n not in set(small)):
+                links[name] = self._hub_links(conn, name, cap)
         return links
+
+    @staticmethod
+    def _hub_links(conn: Any, name: str, cap: int) -> list[tuple[str, bool]]:
+        own = conn.execute(
+            "SELECT source_uri FROM relations WHERE target_uri = ? "
+            "AND relation_type = 'PART_OF' LIMIT ?",
+            [name, cap],
+        ).fetchall()
+        found = [(r[0], True) for r in own]
+        if len(found) < cap:
+            mentions = conn.execute(
+                "SELECT DISTINCT source_uri FROM relations WHERE target_uri = ? "
+                "AND relation_type IN (?, ?) LIMIT ?",
+                [name, *_MENTION_RELATIONS, cap - len(found)],
+            ).fetchall()
+            found.extend((r[0], False) for r in mentions)
+        return found
 
     def name_stats(self, name_ids: Sequence[str]) -> dict[str, NameStats]:
         """Name id -> chunks that belong to / mention it (kept by triggers, one row read)."""
@@ -201,7 +232,8 @@ class SQLiteSearchIndex:
         per_key: int = 200,
     ) -> list[dict[str, Any]]:
         """Typed fact nodes about ``keys`` (at most ``per_key`` each, so a hub name does not
-        flood the query) or read from ``doc_ids`` / ``chunk_ids``; at most ``limit``."""
+        flood the query) or read from ``doc_ids`` / ``chunk_ids``; at most ``limit``. Each
+        carries ``subject_key`` / ``object_key`` (their name keys) too."""
         found: dict[str, dict[str, Any]] = {}
         lookups = [
             ("FROM fact_keys k JOIN nodes n ON n.uri = k.uri WHERE k.key = ?", key, per_key)
