@@ -41,6 +41,7 @@ class LocalGraph:
     chunk_names: dict[str, list[tuple[str, bool]]] = field(default_factory=dict)
     name_chunks: dict[str, list[tuple[str, bool]]] = field(default_factory=dict)
     stats: dict[str, NameStats] = field(default_factory=dict)
+    _out: dict[tuple[bool, str], list[tuple[str, float]]] = field(default_factory=dict)
 
     def load_chunks(self, chunk_ids: list[str]) -> None:
         """Read the names of chunks not seen yet (and those names' totals)."""
@@ -73,13 +74,26 @@ class LocalGraph:
         return math.log(1.0 + max(self.n_chunks, 1) / max(df, 1))
 
     def chunk_out(self, chunk: str) -> list[tuple[str, float]]:
-        """``(name, probability)`` of the step from ``chunk``."""
+        """``(name, probability)`` of the step from ``chunk`` (computed once per query)."""
+        known = self._out.get((True, chunk))
+        if known is None:
+            known = self._out[(True, chunk)] = self._chunk_out(chunk)
+        return known
+
+    def name_out(self, name: str) -> list[tuple[str, float]]:
+        """``(chunk, probability)`` of the step from ``name`` (computed once per query)."""
+        known = self._out.get((False, name))
+        if known is None:
+            known = self._out[(False, name)] = self._name_out(name)
+        return known
+
+    def _chunk_out(self, chunk: str) -> list[tuple[str, float]]:
         weights = [(name, self.idf(name)) for name, _ in self.chunk_names.get(chunk, ())]
         total = sum(w for _, w in weights)
         return [(n, w / total) for n, w in weights if w > 0] if total > 0 else []
 
-    def name_out(self, name: str) -> list[tuple[str, float]]:
-        """``(chunk, probability)`` of the step from ``name`` (stored totals as denominator)."""
+    def _name_out(self, name: str) -> list[tuple[str, float]]:
+        # the name's stored totals are the denominator, however many chunks were read
         stats = self.stats.get(name, NameStats())
         total = self.title_pull * stats.titles + stats.mentions
         if total <= 0:

@@ -235,28 +235,28 @@ class SQLiteSearchIndex:
         flood the query) or read from ``doc_ids`` / ``chunk_ids``; at most ``limit``. Each
         carries ``subject_key`` / ``object_key`` (their name keys) too."""
         found: dict[str, dict[str, Any]] = {}
-        lookups = [
-            ("FROM fact_keys k JOIN nodes n ON n.uri = k.uri WHERE k.key = ?", key, per_key)
-            for key in _unique(keys)
-        ]
-        lookups += [
-            (
-                f"FROM nodes n WHERE json_extract(n.metadata, '$.{field}') = ? "
-                "AND +n.node_type = ?",
-                value,
-                limit,
-            )
-            for field, values in (("doc_id", doc_ids), ("chunk_id", chunk_ids))
-            for value in _unique(values)
-        ]
         with self._db.read() as conn:
-            for where, value, cap in lookups:
-                left = min(cap, limit - len(found))
-                if left <= 0:
-                    break
-                params = [value, "fact", left] if "+n.node_type" in where else [value, left]
-                for row in conn.execute(f"SELECT n.uri, {_FACT_FIELDS} {where} LIMIT ?", params):
+            for chunk in _chunks(_unique(keys)):
+                # the window runs over the (key, uri) index only; node rows are read for the
+                # first per_key facts of each key
+                rows = conn.execute(
+                    f"SELECT n.uri, {_FACT_FIELDS} FROM (SELECT uri, row_number() OVER "
+                    f"(PARTITION BY key ORDER BY uri) AS nth FROM fact_keys WHERE key IN "
+                    f"({_marks(chunk)})) k JOIN nodes n ON n.uri = k.uri WHERE k.nth <= ? LIMIT ?",
+                    [*chunk, per_key, limit],
+                )
+                for row in rows:
                     found.setdefault(row[0], dict(zip(_FACT_KEYS, row[1:], strict=True)))
+            for field, values in (("doc_id", doc_ids), ("chunk_id", chunk_ids)):
+                for chunk in _chunks(_unique(values)):
+                    rows = conn.execute(
+                        f"SELECT n.uri, {_FACT_FIELDS} FROM nodes n WHERE json_extract("
+                        f"n.metadata, '$.{field}') IN ({_marks(chunk)}) AND +n.node_type = 'fact' "
+                        "LIMIT ?",
+                        [*chunk, limit],
+                    )
+                    for row in rows:
+                        found.setdefault(row[0], dict(zip(_FACT_KEYS, row[1:], strict=True)))
         return list(found.values())
 
 
