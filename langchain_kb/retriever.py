@@ -15,7 +15,7 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import ConfigDict, Field, model_validator
 
-from langchain_kb._tracing import report_stages
+from langchain_kb._tracing import reporting
 from llama_kb.errors import DocumentError
 from llama_kb.ingest.documents import to_source_documents
 from llama_kb.integrations._options import FaceOptions, face_options
@@ -146,8 +146,9 @@ class UnifiedKBRetriever(BaseRetriever):
     ) -> list[Document]:
         assert self.engine is not None
         options = self._options(kwargs)
-        context = self.engine.retrieve(query, **options.kwargs)
-        report_stages(run_manager, context, options.kwargs)
+        with reporting(run_manager, query, options.kwargs) as report:
+            context = self.engine.retrieve(query, **options.kwargs)
+            report(context)
         return to_documents(context, options.top_k, self.include_facts)
 
     async def _aget_relevant_documents(
@@ -155,8 +156,9 @@ class UnifiedKBRetriever(BaseRetriever):
     ) -> list[Document]:
         assert self.engine is not None
         options = self._options(kwargs)
-        context = await self.engine.aretrieve(query, **options.kwargs)
-        report_stages(run_manager, context, options.kwargs)
+        with reporting(run_manager, query, options.kwargs) as report:
+            context = await self.engine.aretrieve(query, **options.kwargs)
+            report(context)
         return to_documents(context, options.top_k, self.include_facts)
 
     def as_tool(  # type: ignore[override]
