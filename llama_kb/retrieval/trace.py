@@ -68,7 +68,7 @@ OTEL_ATTRIBUTES: dict[str, str] = {
     "llama_kb.stage.offset_ms": "each stage's start after the query's",
     "llama_kb.stage.ms": "each stage's duration",
     "llama_kb.stage.out": "each stage's candidates out (-1: not counted)",
-    "error.type": "the exception's class, when the query raised (span status ERROR)",
+    "error.type": "the exception's qualified class name, when the query raised (status ERROR)",
 }
 """Attributes of the OpenTelemetry span ``retrieval llama_kb``."""
 
@@ -357,7 +357,7 @@ def _otel_error_span(tracer: Any, summary: dict[str, Any], error: Exception, sta
         "gen_ai.data_source.id": "llama_kb",
         "gen_ai.retrieval.query.text": summary["query"],
         "llama_kb.duration_ms": summary["duration_ms"],
-        "error.type": type(error).__qualname__,
+        "error.type": f"{type(error).__module__}.{type(error).__qualname__}",
     }
     span = tracer.start_span("retrieval llama_kb", start_time=start, attributes=attributes)
     span.record_exception(error)
