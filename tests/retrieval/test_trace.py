@@ -158,15 +158,22 @@ class StageRecorder(BaseCallbackHandler):
         return [run for run, (n, _) in self.starts.items() if n == name]
 
 
-@pytest.mark.parametrize("mode", ["sync", "async"])
-async def test_langchain_handler_gets_the_breakdown(example_kb: KnowledgeBase, mode: str):
-    handler = StageRecorder()
-    retriever = UnifiedKBRetriever(kb=example_kb, k=2)
+async def invoke(
+    retriever: UnifiedKBRetriever, mode: str, handler: StageRecorder | None = None
+) -> StageRecorder:
+    """Run ``retriever`` on the question with a :class:`StageRecorder`; returns it."""
+    handler = handler or StageRecorder()
     config: Any = {"callbacks": [handler]}
     if mode == "sync":
         retriever.invoke(QUESTION, config=config)
     else:
         await retriever.ainvoke(QUESTION, config=config)
+    return handler
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+async def test_langchain_handler_gets_the_breakdown(example_kb: KnowledgeBase, mode: str):
+    handler = await invoke(UnifiedKBRetriever(kb=example_kb, k=2), mode)
     [summary_run] = handler.named("llama_kb.retrieval")
     assert handler.starts[summary_run][1] == handler.retriever_run
     summary = handler.outputs[summary_run]
@@ -184,12 +191,8 @@ async def test_langchain_runs_end_with_the_error(
     break_vectors(example_kb, monkeypatch)
     handler = StageRecorder()
     retriever = UnifiedKBRetriever(kb=example_kb, k=2, search_kwargs={"strict": True})
-    config: Any = {"callbacks": [handler]}
     with pytest.raises(LlamaKBError, match="vector store down"):
-        if mode == "sync":
-            retriever.invoke(QUESTION, config=config)
-        else:
-            await retriever.ainvoke(QUESTION, config=config)
+        await invoke(retriever, mode, handler)
     [run] = handler.named("llama_kb.retrieval")
     assert handler.starts[run][1] == handler.retriever_run
     assert handler.retriever_run is not None
