@@ -51,8 +51,9 @@ class UnifiedKBRetriever(BaseRetriever):
     Options come, later winning, from the knowledge base's defaults, ``search_kwargs``,
     ``k`` and the call (``retriever.invoke(q, k=2, route="factual")``). Besides ``k`` they
     are ``route``, ``filter``/``filters``, ``score_threshold``/``min_score``, ``max_cost``,
-    ``max_hops``, ``max_nodes``, ``max_facts``, ``include_structural``, ``strict`` and
-    ``explain`` (each chunk's ``metadata["explain"]`` then holds its score parts and ranks).
+    ``max_hops``, ``max_nodes``, ``max_facts``, ``include_structural``, ``strict``,
+    ``explain`` (each chunk's ``metadata["explain"]`` then holds its score parts and ranks)
+    and ``include_embedding``.
     Each run reports the core's stages as child runs (see :mod:`langchain_kb._tracing`).
 
     Example:

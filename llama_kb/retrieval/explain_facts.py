@@ -21,7 +21,7 @@ from collections.abc import Callable, Hashable, Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
-from llama_kb.config import QueryOptions, RankingConfig
+from llama_kb.config import QueryOptions
 from llama_kb.retrieval.payload import Fact
 
 if TYPE_CHECKING:
@@ -73,17 +73,9 @@ class FactExplanation:
         return f"{self.subject} --{self.predicate}--> {self.object}"
 
 
-def formula(ranking: RankingConfig) -> str:
-    """How a fact's score adds up, with the configured weights."""
-    weights = (
-        ranking.fact_proximity_weight,
-        ranking.fact_lexical_weight,
-        ranking.fact_embedding_weight,
-    )
-    total = sum(weights)
-    terms = " + ".join(
-        f"{w / total:.3g}*{name}" for w, name in zip(weights, PART_NAMES, strict=True)
-    )
+def formula(weights: Sequence[float]) -> str:
+    """How a fact's score adds up, with the (normalised) ``weights`` of :data:`PART_NAMES`."""
+    terms = " + ".join(f"{w:.3g}*{name}" for w, name in zip(weights, PART_NAMES, strict=True))
     return f"fact score = {terms}"
 
 
@@ -93,7 +85,7 @@ def explained(
     key: Callable[[Fact], Hashable],
     options: QueryOptions,
     query_vector: Sequence[float] | None,
-    ranking: RankingConfig,
+    weights: Sequence[float],
 ) -> ExplainedFacts:
     """``kept`` as :class:`ExplainedFacts`, explained by the ``ranked`` candidates.
 
@@ -104,7 +96,7 @@ def explained(
         key: What makes two facts the same (the deduplication of the fact step).
         options: The query's options (``min_score``, ``include_embedding``).
         query_vector: The query embedding the facts were scored against.
-        ranking: The weights.
+        weights: The parts' weights, each over their sum (for the formula).
     """
     final = {id(fact): i for i, fact in enumerate(kept, 1)}
     seen: set[Hashable] = set()
@@ -130,7 +122,7 @@ def explained(
         )
         rows.append(asdict(row))
     result = ExplainedFacts(kept)
-    result.explanation = {"facts": {"formula": formula(ranking), "candidates": rows}}
+    result.explanation = {"facts": {"formula": formula(weights), "candidates": rows}}
     if options.include_embedding and query_vector is not None:
         result.explanation["query_embedding"] = [float(x) for x in query_vector]
     return result

@@ -169,10 +169,11 @@ class FactRanker:
                 (f, 1.0 / (1.0 + max(f.path_cost, 0.0)), r)
                 for f, r in zip(extra, extra_relevance, strict=True)
             )
-        scored = [
-            (replace(fact, score=fact_score(self.ranking, (near, *rel))), (near, *rel))
-            for fact, near, rel in candidates
-        ]
+        weights = fact_weights(self.ranking)
+        scored = []
+        for fact, near, (lexical, embedding) in candidates:
+            raw = (near, lexical, embedding)
+            scored.append((replace(fact, score=fact_score(weighted_parts(weights, raw))), raw))
         return sorted(
             scored, key=lambda s: (-s[0].score, s[0].subject, s[0].predicate, s[0].object)
         )
@@ -247,24 +248,30 @@ def select_facts(
     kept = merge_ranked(ranked, options.max_facts, options.min_score)
     if not options.explain:
         return kept
-    weighted = [(f, raw, weighted_parts(ranker.ranking, raw)) for f, raw in parts or ()]
-    return explain_facts.explained(kept, weighted, fact_key, options, vector, ranker.ranking)
+    weights = fact_weights(ranker.ranking)
+    weighted = [(f, raw, weighted_parts(weights, raw)) for f, raw in parts or ()]
+    return explain_facts.explained(kept, weighted, fact_key, options, vector, weights)
 
 
-def weighted_parts(ranking: RankingConfig, raw: Parts) -> Parts:
-    """Each raw part times its weight over the weights' sum: a fact's score is their sum."""
-    weights = (
+def fact_weights(ranking: RankingConfig) -> Parts:
+    """The weights of ``(proximity, lexical, embedding)``, each over their sum."""
+    p, lex, emb = (
         ranking.fact_proximity_weight,
         ranking.fact_lexical_weight,
         ranking.fact_embedding_weight,
     )
-    total = sum(weights)
-    return (weights[0] * raw[0] / total, weights[1] * raw[1] / total, weights[2] * raw[2] / total)
+    total = p + lex + emb
+    return (p / total, lex / total, emb / total)
 
 
-def fact_score(ranking: RankingConfig, raw: Parts) -> float:
-    """The score in [0, 1] of a fact with the ``raw`` parts (see the module docstring)."""
-    return round(min(1.0, max(0.0, sum(weighted_parts(ranking, raw)))), 6)
+def weighted_parts(weights: Parts, raw: Parts) -> Parts:
+    """Each raw part times its weight (:func:`fact_weights`): a fact's score is their sum."""
+    return (weights[0] * raw[0], weights[1] * raw[1], weights[2] * raw[2])
+
+
+def fact_score(weighted: Parts) -> float:
+    """A fact's score in [0, 1] from its :func:`weighted_parts` (see the module docstring)."""
+    return round(min(1.0, max(0.0, sum(weighted))), 6)
 
 
 def fact_key(fact: Fact) -> tuple[str, str, str]:

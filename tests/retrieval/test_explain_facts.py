@@ -8,7 +8,7 @@ from llama_kb import KnowledgeBase
 from llama_kb.config import QueryOptions, RankingConfig
 from llama_kb.retrieval import explain_facts
 from llama_kb.retrieval.explain import Explanation
-from llama_kb.retrieval.fact_ranking import fact_key, fact_score, weighted_parts
+from llama_kb.retrieval.fact_ranking import fact_key, fact_score, fact_weights, weighted_parts
 from llama_kb.retrieval.payload import Fact
 
 pytest.importorskip("spacy")  # typed facts come from the sentence extractor
@@ -20,12 +20,12 @@ def test_fact_parts_recompute_every_score(example_kb: KnowledgeBase):
     explanation = example_kb.explain(QUESTION, top_k=3, max_facts=3)
     facts = explanation.facts
     assert len(facts) > 3 and explanation.fact_formula.startswith("fact score = 0.3*proximity")
-    ranking = example_kb.engine.ranking
+    weights = fact_weights(example_kb.engine.ranking)
     for row in facts:
         assert row.recomputed() == row.score
         raw = (row.proximity, row.lexical, row.embedding)
         assert all(0.0 <= value <= 1.0 for value in raw)
-        assert fact_score(ranking, raw) == pytest.approx(row.score, abs=2e-6)
+        assert fact_score(weighted_parts(weights, raw)) == pytest.approx(row.score, abs=2e-6)
     assert [row.rank for row in facts] == list(range(1, len(facts) + 1))
     assert [row.score for row in facts] == sorted((row.score for row in facts), reverse=True)
     # the facts returned are the first candidates, in order, with the same scores
@@ -60,14 +60,14 @@ def test_max_facts_cut_and_min_score_drop_are_reported(example_kb: KnowledgeBase
 
 
 def test_a_duplicate_triple_is_reported_as_such():
-    ranking = RankingConfig()
+    weights = fact_weights(RankingConfig())
     best = Fact("Vector Indexer", "store in", "Chroma", "a", "b", score=0.6)
     again = Fact("vector indexer", "store in", "Chroma", "a", "b", score=0.4)
     other = Fact("Vector Indexer", "embed with", "MiniLM", "a", "c", score=0.3)
     raw = {id(best): (1.0, 0.5, 0.4), id(again): (0.5, 0.5, 0.4), id(other): (1.0, 0.0, 0.0)}
-    ranked = [(f, raw[id(f)], weighted_parts(ranking, raw[id(f)])) for f in (best, again, other)]
+    ranked = [(f, raw[id(f)], weighted_parts(weights, raw[id(f)])) for f in (best, again, other)]
     result = explain_facts.explained(
-        [best], ranked, fact_key, QueryOptions(max_facts=1, explain=True), None, ranking
+        [best], ranked, fact_key, QueryOptions(max_facts=1, explain=True), None, weights
     )
     rows = result.explanation["facts"]["candidates"]
     assert [row["dropped"] for row in rows] == [None, "duplicate", "max_facts"]

@@ -10,7 +10,13 @@ from llama_index.core.base.embeddings.base import BaseEmbedding
 
 from llama_kb import KnowledgeBase
 from llama_kb.config import RankingConfig
-from llama_kb.retrieval.fact_ranking import FactRanker, FactTable, fact_score
+from llama_kb.retrieval.fact_ranking import (
+    FactRanker,
+    FactTable,
+    fact_score,
+    fact_weights,
+    weighted_parts,
+)
 from llama_kb.retrieval.payload import Fact
 from llama_kb.types import SearchHit
 
@@ -145,7 +151,8 @@ def test_ranker_prefers_the_relation_the_question_asks_about(embedding: BaseEmbe
     assert all(0.0 <= f.score <= 1.0 for f in ranked)
     # the raw parts (proximity, lexical, embedding) give the score, and the question's own
     # entity is at proximity 1
-    assert all(f.score == fact_score(ranker.ranking, parts) for f, parts in with_parts)
+    weights = fact_weights(ranker.ranking)
+    assert all(f.score == fact_score(weighted_parts(weights, raw)) for f, raw in with_parts)
     assert with_parts[0][1][0] == 1.0
 
 
