@@ -169,11 +169,13 @@ class FactRanker:
                 (f, 1.0 / (1.0 + max(f.path_cost, 0.0)), r)
                 for f, r in zip(extra, extra_relevance, strict=True)
             )
-        weights = fact_weights(self.ranking)
+        w_near, w_lexical, w_embedding = fact_weights(self.ranking)
         scored = []
         for fact, near, (lexical, embedding) in candidates:
-            raw = (near, lexical, embedding)
-            scored.append((replace(fact, score=fact_score(weighted_parts(weights, raw))), raw))
+            # the sum of weighted_parts(), inlined: this runs for every candidate
+            total = w_near * near + w_lexical * lexical + w_embedding * embedding
+            score = round(min(1.0, max(0.0, total)), 6)
+            scored.append((replace(fact, score=score), (near, lexical, embedding)))
         return sorted(
             scored, key=lambda s: (-s[0].score, s[0].subject, s[0].predicate, s[0].object)
         )
@@ -265,13 +267,9 @@ def fact_weights(ranking: RankingConfig) -> Parts:
 
 
 def weighted_parts(weights: Parts, raw: Parts) -> Parts:
-    """Each raw part times its weight (:func:`fact_weights`): a fact's score is their sum."""
+    """Each raw part times its weight (:func:`fact_weights`): a fact's score is their sum,
+    rounded to 6 decimals and clipped to [0, 1] (it only clips if a weight is negative)."""
     return (weights[0] * raw[0], weights[1] * raw[1], weights[2] * raw[2])
-
-
-def fact_score(weighted: Parts) -> float:
-    """A fact's score in [0, 1] from its :func:`weighted_parts` (see the module docstring)."""
-    return round(min(1.0, max(0.0, sum(weighted))), 6)
 
 
 def fact_key(fact: Fact) -> tuple[str, str, str]:

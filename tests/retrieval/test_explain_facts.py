@@ -8,7 +8,7 @@ from llama_kb import KnowledgeBase
 from llama_kb.config import QueryOptions, RankingConfig
 from llama_kb.retrieval import explain_facts
 from llama_kb.retrieval.explain import Explanation
-from llama_kb.retrieval.fact_ranking import fact_key, fact_score, fact_weights, weighted_parts
+from llama_kb.retrieval.fact_ranking import fact_key, fact_weights, weighted_parts
 from llama_kb.retrieval.payload import Fact
 
 pytest.importorskip("spacy")  # typed facts come from the sentence extractor
@@ -25,7 +25,7 @@ def test_fact_parts_recompute_every_score(example_kb: KnowledgeBase):
         assert row.recomputed() == row.score
         raw = (row.proximity, row.lexical, row.embedding)
         assert all(0.0 <= value <= 1.0 for value in raw)
-        assert fact_score(weighted_parts(weights, raw)) == pytest.approx(row.score, abs=2e-6)
+        assert sum(weighted_parts(weights, raw)) == pytest.approx(row.score, abs=2e-6)
     assert [row.rank for row in facts] == list(range(1, len(facts) + 1))
     assert [row.score for row in facts] == sorted((row.score for row in facts), reverse=True)
     # the facts returned are the first candidates, in order, with the same scores

@@ -13,7 +13,6 @@ from llama_kb.config import RankingConfig
 from llama_kb.retrieval.fact_ranking import (
     FactRanker,
     FactTable,
-    fact_score,
     fact_weights,
     weighted_parts,
 )
@@ -152,7 +151,7 @@ def test_ranker_prefers_the_relation_the_question_asks_about(embedding: BaseEmbe
     # the raw parts (proximity, lexical, embedding) give the score, and the question's own
     # entity is at proximity 1
     weights = fact_weights(ranker.ranking)
-    assert all(f.score == fact_score(weighted_parts(weights, raw)) for f, raw in with_parts)
+    assert all(f.score == round(sum(weighted_parts(weights, raw)), 6) for f, raw in with_parts)
     assert with_parts[0][1][0] == 1.0
 
 
