@@ -15,7 +15,7 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import ConfigDict, Field, model_validator
 
-from langchain_kb._tracing import report_stages
+from langchain_kb._tracing import reporting
 from llama_kb.errors import DocumentError
 from llama_kb.ingest.documents import to_source_documents
 from llama_kb.integrations._options import FaceOptions, face_options
@@ -51,8 +51,9 @@ class UnifiedKBRetriever(BaseRetriever):
     Options come, later winning, from the knowledge base's defaults, ``search_kwargs``,
     ``k`` and the call (``retriever.invoke(q, k=2, route="factual")``). Besides ``k`` they
     are ``route``, ``filter``/``filters``, ``score_threshold``/``min_score``, ``max_cost``,
-    ``max_hops``, ``max_nodes``, ``max_facts``, ``include_structural``, ``strict`` and
-    ``explain`` (each chunk's ``metadata["explain"]`` then holds its score parts and ranks).
+    ``max_hops``, ``max_nodes``, ``max_facts``, ``include_structural``, ``strict``,
+    ``explain`` (each chunk's ``metadata["explain"]`` then holds its score parts and ranks)
+    and ``include_embedding``.
     Each run reports the core's stages as child runs (see :mod:`langchain_kb._tracing`).
 
     Example:
@@ -146,8 +147,9 @@ class UnifiedKBRetriever(BaseRetriever):
     ) -> list[Document]:
         assert self.engine is not None
         options = self._options(kwargs)
-        context = self.engine.retrieve(query, **options.kwargs)
-        report_stages(run_manager, context, options.kwargs)
+        with reporting(run_manager, query, options.kwargs) as report:
+            context = self.engine.retrieve(query, **options.kwargs)
+            report(context)
         return to_documents(context, options.top_k, self.include_facts)
 
     async def _aget_relevant_documents(
@@ -155,8 +157,9 @@ class UnifiedKBRetriever(BaseRetriever):
     ) -> list[Document]:
         assert self.engine is not None
         options = self._options(kwargs)
-        context = await self.engine.aretrieve(query, **options.kwargs)
-        report_stages(run_manager, context, options.kwargs)
+        with reporting(run_manager, query, options.kwargs) as report:
+            context = await self.engine.aretrieve(query, **options.kwargs)
+            report(context)
         return to_documents(context, options.top_k, self.include_facts)
 
     def as_tool(  # type: ignore[override]

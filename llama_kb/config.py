@@ -134,6 +134,17 @@ class QueryOptions(_Model):
     explain: bool = Field(
         default=False, description="record every candidate's score parts in trace['explain']"
     )
+    include_embedding: bool = Field(
+        default=False,
+        description="also record the query embedding in trace['explain'] (turns explain on)",
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _embedding_explains(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("include_embedding"):
+            return {**data, "explain": True}
+        return data
 
 
 class RankingConfig(_Model):

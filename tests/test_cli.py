@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import subprocess
 import sys
@@ -11,6 +12,7 @@ import pytest
 from conftest import REPO
 
 from llama_kb.cli import main
+from llama_kb.retrieval.explain_facts import PART_NAMES
 
 
 def run(capsys, *argv: str) -> tuple[int, str, str]:
@@ -44,6 +46,9 @@ def test_ingest_query_stats(capsys, tmp_path: Path, docs_dir: Path) -> None:
     assert code == 0 and "route: hybrid" in out and "stages (ms): index" in out
     header = next(line for line in out.splitlines() if line.lstrip().startswith("final"))
     assert {"fused", "dense", "lexical", "dropped", "title"} <= set(header.split())
+    if importlib.util.find_spec("spacy"):  # typed facts: their parts, score and fate
+        facts = out[out.index("fact score =") :].splitlines()[1]
+        assert facts.split() == ["final", "rank", "score", *PART_NAMES, "dropped", "fact"]
     code, out, _ = run(capsys, "stats", "--kb", kb, "--json")
     assert json.loads(out)["documents"] == 5
 

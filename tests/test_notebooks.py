@@ -45,6 +45,13 @@ def test_graph_picture_score_table_and_side_by_side() -> None:
     assert "| passage |" in table and "| fact |" in table
 
 
+def test_debugging_notebook_charts_the_score_parts() -> None:
+    debugging = outputs(REPO / "notebooks" / "debugging_retrieval.ipynb")
+    assert any("image/png" in o.get("data", {}) for o in debugging)
+    text = "".join("".join(o.get("text", "")) for o in debugging)
+    assert "fact score =" in text and "every score = sum of its parts" in text
+
+
 def test_readme_shows_the_notebook_images() -> None:
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     images = re.findall(r"!\[[^\]]*\]\((docs/images/[^)]+)\)", readme)

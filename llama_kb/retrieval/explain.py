@@ -19,16 +19,22 @@ Formulas (weights from :class:`~llama_kb.config.RankingConfig`):
 
 Every part is already divided by ``scale`` (so the parts still sum to the fused score);
 ``part * scale`` is the raw contribution.
+
+Facts have their own rows (:mod:`.explain_facts`: relevance parts, score, rank, fate) in
+``trace["explain"]["facts"]``; with ``include_embedding`` the query embedding is in
+``trace["explain"]["query_embedding"]``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
 
+from llama_kb.retrieval import explain_facts
+from llama_kb.retrieval.explain_facts import FactExplanation
 from llama_kb.retrieval.index import Candidates, top_rows
 from llama_kb.retrieval.payload import FusedContext
 from llama_kb.types import SearchHit
@@ -213,26 +219,43 @@ class CandidateExplanation:
 
 @dataclass
 class Explanation:
-    """The result of ``kb.explain(query)``: the context and every candidate's story."""
+    """The result of ``kb.explain(query)``: the context and every candidate's story.
+
+    Attributes:
+        context: What ``retrieve`` returned.
+        formula: How a passage's fused score adds up.
+        candidates: One row per passage candidate, best fused score first.
+        scale: The divisor that put fused scores in [0, 1].
+        fact_formula: How a fact's score adds up.
+        facts: One row per fact candidate, best score first.
+        query_embedding: The query's vector (``include_embedding=True``), else ``None``.
+    """
 
     context: FusedContext
     formula: str
     candidates: list[CandidateExplanation]
     scale: float = 1.0
+    fact_formula: str = ""
+    facts: list[FactExplanation] = field(default_factory=list)
+    query_embedding: list[float] | None = None
 
     @classmethod
     def from_context(cls, context: FusedContext) -> Explanation:
         """Read ``context.trace["explain"]`` (retrieve with ``explain=True``)."""
-        data = context.trace.get("explain") or {"formula": "", "candidates": []}
-        rows = [CandidateExplanation(**row) for row in data["candidates"]]
-        return cls(context, data["formula"], rows, float(data.get("scale", 1.0)))
+        data = context.trace.get("explain") or {}
+        rows = [CandidateExplanation(**row) for row in data.get("candidates", [])]
+        fact_formula, facts = explain_facts.from_trace(data)
+        scale = float(data.get("scale", 1.0))
+        embedding = data.get("query_embedding")
+        return cls(context, data.get("formula", ""), rows, scale, fact_formula, facts, embedding)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-serialisable view (the ``trace["explain"]`` layout)."""
         return self.context.trace.get("explain", {})
 
     def table(self, limit: int = 15) -> str:
-        """The candidates as a fixed-width text table, best fused score first."""
+        """The passage candidates as a fixed-width text table, best fused score first, then
+        the fact candidates (:func:`.explain_facts.table`)."""
         parts = list(dict.fromkeys(p for c in self.candidates for p in c.parts))
         header = ["final", "fused#", "fused", *parts, "dense (rank)", "bm25 (rank)", "dropped"]
         lines = [[*header, "title"]]
@@ -258,7 +281,8 @@ class Explanation:
         footer = [f"... {more} more candidates"] if more > 0 else []
         route = self.context.route.value
         head = f"route: {route}   {self.formula}   (scale {self.scale:.4g})"
-        return "\n".join([head, *text, *footer])
+        facts = [f"\n{self.fact_formula}", explain_facts.table(self.facts, limit)]
+        return "\n".join([head, *text, *footer, *(facts if self.facts else [])])
 
 
 def explained_hits(context: FusedContext) -> dict[str, dict[str, Any]]:

@@ -33,6 +33,7 @@ import numpy as np
 from llama_kb import graph_model as gm
 from llama_kb.config import QueryOptions, RankingConfig
 from llama_kb.names import aliases, name_key
+from llama_kb.retrieval import explain_facts
 from llama_kb.retrieval.index import Candidates
 from llama_kb.retrieval.lexical import STOPWORDS, lexical_tokens
 from llama_kb.retrieval.payload import Fact
@@ -45,6 +46,9 @@ _WORDS = re.compile(r"[\w'-]+")
 _CACHE_LIMIT = 50_000
 FACT_ROWS = 5_000
 """Most fact nodes read for one query (a hub name's facts are capped here)."""
+
+Parts = tuple[float, float, float]
+"""A fact's ``(proximity, lexical, embedding)``, raw (each in [0, 1]) or weighted."""
 
 
 @dataclass(frozen=True)
@@ -121,8 +125,8 @@ class FactRanker:
         entities: dict[str, str],
         hits: Sequence[SearchHit],
         extra: Sequence[Fact] = (),
-    ) -> list[Fact]:
-        """Candidate facts with ``score`` set, best first (ties by text).
+    ) -> list[tuple[Fact, Parts]]:
+        """Candidate facts with ``score`` set and their raw parts, best first (ties by text).
 
         Args:
             query: The question.
@@ -164,19 +168,16 @@ class FactRanker:
                 (f, 1.0 / (1.0 + max(f.path_cost, 0.0)), r)
                 for f, r in zip(extra, extra_relevance, strict=True)
             )
-        r = self.ranking
-        weight = r.fact_lexical_weight + r.fact_embedding_weight
-        total = r.fact_proximity_weight + weight
-        scored = [
-            replace(
-                fact,
-                score=round(
-                    min(1.0, max(0.0, (r.fact_proximity_weight * near + weight * rel) / total)), 6
-                ),
-            )
-            for fact, near, rel in candidates
-        ]
-        return sorted(scored, key=lambda f: (-f.score, f.subject, f.predicate, f.object))
+        w_near, w_lexical, w_embedding = fact_weights(self.ranking)
+        scored = []
+        for fact, near, (lexical, embedding) in candidates:
+            # the sum of weighted_parts(), inlined: this runs for every candidate
+            total = w_near * near + w_lexical * lexical + w_embedding * embedding
+            score = round(min(1.0, max(0.0, total)), 6)
+            scored.append((replace(fact, score=score), (near, lexical, embedding)))
+        return sorted(
+            scored, key=lambda s: (-s[0].score, s[0].subject, s[0].predicate, s[0].object)
+        )
 
     def _relevance(
         self,
@@ -184,24 +185,21 @@ class FactRanker:
         words: set[str],
         table: FactTable,
         rows: dict[int, float],
-    ) -> dict[int, float]:
-        """Lexical + embedding relevance in [0, 1] of the facts at ``rows``."""
+    ) -> dict[int, tuple[float, float]]:
+        """``(lexical, embedding)`` relevance, each in [0, 1], of the facts at ``rows``."""
         ids = list(rows)
         values = self._relevance_of(query_vector, words, [table.facts[i] for i in ids])
         return dict(zip(ids, values, strict=True))
 
     def _relevance_of(
         self, query_vector: Sequence[float] | None, words: set[str], facts: Sequence[Fact]
-    ) -> list[float]:
+    ) -> list[tuple[float, float]]:
         r = self.ranking
-        weight = r.fact_lexical_weight + r.fact_embedding_weight
-        if not facts or weight <= 0:
-            return [0.0] * len(facts)
+        if not facts or r.fact_lexical_weight + r.fact_embedding_weight <= 0:
+            return [(0.0, 0.0)] * len(facts)
         similarity = self._similarities(query_vector, [f.predicate for f in facts])
         return [
-            (r.fact_lexical_weight * _overlap(words, fact) + r.fact_embedding_weight * cosine)
-            / weight
-            for fact, cosine in zip(facts, similarity, strict=True)
+            (_overlap(words, fact), cosine) for fact, cosine in zip(facts, similarity, strict=True)
         ]
 
     def _similarities(
@@ -238,6 +236,7 @@ def select_facts(
     """
     text, vector, entity_ids = query
     extra = [f for f in traversed if options.include_structural or not f.structural]
+    parts: list[tuple[Fact, Parts]] | None = None
     try:
         entities = {e: view.name(e) for e in entity_ids}
         top = hits[: ranker.ranking.fact_hits]
@@ -246,18 +245,46 @@ def select_facts(
         docs = [e[len("doc:") :] for e in entities if e.startswith("doc:")]
         rows = view.index.facts(sorted(keys), docs, [h.chunk_id for h in top], FACT_ROWS)
         table = FactTable.from_properties(rows)
-        ranked = ranker.rank(text, vector, table, entities, top, extra)
+        parts = ranker.rank(text, vector, table, entities, top, extra)
+        ranked = [fact for fact, _ in parts]
     except Exception as e:
         on_error(e)
         ranked = sorted(extra, key=lambda f: f.path_cost)
-    return merge_ranked(ranked, options.max_facts, options.min_score)
+    kept = merge_ranked(ranked, options.max_facts, options.min_score)
+    if not options.explain:
+        return kept
+    weights = fact_weights(ranker.ranking)
+    weighted = [(f, raw, weighted_parts(weights, raw)) for f, raw in parts or ()]
+    return explain_facts.explained(kept, weighted, fact_key, options, vector, weights)
+
+
+def fact_weights(ranking: RankingConfig) -> Parts:
+    """The weights of ``(proximity, lexical, embedding)``, each over their sum."""
+    p, lex, emb = (
+        ranking.fact_proximity_weight,
+        ranking.fact_lexical_weight,
+        ranking.fact_embedding_weight,
+    )
+    total = p + lex + emb
+    return (p / total, lex / total, emb / total)
+
+
+def weighted_parts(weights: Parts, raw: Parts) -> Parts:
+    """Each raw part times its weight (:func:`fact_weights`): a fact's score is their sum,
+    rounded to 6 decimals and clipped to [0, 1] (it only clips if a weight is negative)."""
+    return (weights[0] * raw[0], weights[1] * raw[1], weights[2] * raw[2])
+
+
+def fact_key(fact: Fact) -> tuple[str, str, str]:
+    """What makes two facts the same for :func:`merge_ranked`."""
+    return (name_key(fact.subject), fact.predicate, name_key(fact.object))
 
 
 def merge_ranked(facts: Iterable[Fact], limit: int, min_score: float | None) -> list[Fact]:
     """One fact per (subject, predicate, object) keeping the best score, at most ``limit``."""
     best: dict[tuple[str, str, str], Fact] = {}
     for fact in facts:
-        key = (name_key(fact.subject), fact.predicate, name_key(fact.object))
+        key = fact_key(fact)
         if key not in best or fact.score > best[key].score:
             best[key] = fact
     ordered = sorted(best.values(), key=lambda f: (-f.score, f.subject, f.predicate, f.object))

@@ -17,6 +17,12 @@ candidates in / out. When the query ends, :func:`emit_end` puts the stages in
   a query's time (the budget for all listeners together is 5%). The library never
   configures an exporter.
 
+A query that raises ends the same way: :func:`span` (around the engine's ``retrieve`` /
+``aretrieve``) sends a :class:`KBRetrievalEndEvent` with ``error`` set (inside the
+LlamaIndex span, which LlamaIndex then drops with the error), an OpenTelemetry span with
+status ``ERROR``, ``error.type`` and the exception recorded, and a DEBUG line; then the
+exception goes on to the caller.
+
 Nothing is built for a channel nobody listens to, so a query without handlers costs a
 few attribute checks more than before.
 """
@@ -34,6 +40,8 @@ from llama_index.core.instrumentation import get_dispatcher
 from llama_index.core.instrumentation.event_handlers import NullEventHandler
 from llama_index.core.instrumentation.events import BaseEvent
 from llama_index.core.instrumentation.span_handlers import NullSpanHandler
+
+from llama_kb.retrieval import explain_facts
 
 if TYPE_CHECKING:
     from llama_kb.retrieval.payload import FusedContext
@@ -60,6 +68,7 @@ OTEL_ATTRIBUTES: dict[str, str] = {
     "llama_kb.stage.offset_ms": "each stage's start after the query's",
     "llama_kb.stage.ms": "each stage's duration",
     "llama_kb.stage.out": "each stage's candidates out (-1: not counted)",
+    "error.type": "the exception's qualified class name, when the query raised (status ERROR)",
 }
 """Attributes of the OpenTelemetry span ``retrieval llama_kb``."""
 
@@ -110,16 +119,18 @@ class KBRetrievalStartEvent(BaseEvent):
 
 
 class KBRetrievalEndEvent(BaseEvent):
-    """A llama-kb query ended: the summary of :func:`summarize`."""
+    """A llama-kb query ended: the summary of :func:`summarize`, or of :func:`failed`
+    (``error`` set, ``route`` ``None``) when it raised."""
 
     query: str
-    route: str
+    route: str | None
     results: int
     facts: int
     avg_score: float | None
     duration_ms: float
     stages: list[dict[str, Any]]
     degraded: list[str]
+    error: str | None = None
 
     @classmethod
     def class_name(cls) -> str:
@@ -142,26 +153,62 @@ def summarize(context: FusedContext) -> dict[str, Any]:
     }
 
 
-def span(method: _F) -> _F:
-    """``dispatcher.span`` around ``method`` when anything listens to LlamaIndex (an event
-    or span handler); otherwise a direct call, sparing the span's per-call cost."""
-    spanned = dispatcher.span(method)
+def failed(query: str, error: BaseException, duration_ms: float) -> dict[str, Any]:
+    """The summary of a query that raised (``error`` is ``"ExceptionClass: message"``)."""
+    return {
+        "query": query,
+        "route": None,
+        "results": 0,
+        "facts": 0,
+        "avg_score": None,
+        "duration_ms": round(duration_ms, 3),
+        "stages": [],
+        "degraded": [],
+        "error": f"{type(error).__name__}: {error}",
+    }
 
+
+def span(method: _F) -> _F:
+    """``dispatcher.span`` around ``method`` (``retrieve(self, query, **options)``) when
+    anything listens to LlamaIndex (an event or span handler), otherwise a direct call,
+    sparing the span's per-call cost; a call that raises is reported by :func:`emit_error`."""
     if inspect.iscoroutinefunction(method):
+
+        @functools.wraps(method)
+        async def async_guarded(self: Any, query: Any, *args: Any, **kwargs: Any) -> Any:
+            started, wall_ns = time.perf_counter(), time.time_ns()
+            try:
+                return await method(self, query, *args, **kwargs)
+            except Exception as e:
+                emit_error(query, e, started, wall_ns)
+                raise
+
+        async_spanned = dispatcher.span(async_guarded)
 
         @functools.wraps(method)
         async def async_call(*args: Any, **kwargs: Any) -> Any:
             if _listening() or _spans_listening():
-                return await spanned(*args, **kwargs)
-            return await method(*args, **kwargs)
+                return await async_spanned(*args, **kwargs)
+            return await async_guarded(*args, **kwargs)
 
         return cast(_F, async_call)
+
+    @functools.wraps(method)
+    def guarded(self: Any, query: Any, *args: Any, **kwargs: Any) -> Any:
+        started, wall_ns = time.perf_counter(), time.time_ns()
+        try:
+            return method(self, query, *args, **kwargs)
+        except Exception as e:
+            emit_error(query, e, started, wall_ns)
+            raise
+
+    spanned = dispatcher.span(guarded)
 
     @functools.wraps(method)
     def call(*args: Any, **kwargs: Any) -> Any:
         if _listening() or _spans_listening():
             return spanned(*args, **kwargs)
-        return method(*args, **kwargs)
+        return guarded(*args, **kwargs)
 
     return cast(_F, call)
 
@@ -174,25 +221,48 @@ def emit_start(query: str, options: Any) -> None:
 
 
 def emit_end(context: FusedContext, recorder: StageRecorder, top_k: int) -> FusedContext:
-    """Store the stages in ``context.trace`` and emit the summary; returns ``context``."""
+    """Store the stages (and a fact explanation) in ``context.trace`` and emit the summary;
+    returns ``context``."""
     context.trace["stages"] = recorder.to_list()
+    explain_facts.attach(context)
+    _send(lambda: summarize(context), lambda tracer, s: _otel_span(tracer, s, recorder, top_k))
+    return context
+
+
+def emit_error(query: Any, error: Exception, started: float, wall_ns: int) -> None:
+    """Report a query that raised ``error`` (started at ``started`` / ``wall_ns``) to every
+    channel that listens."""
+    duration_ms = (time.perf_counter() - started) * 1000
+    _send(
+        lambda: failed(str(query), error, duration_ms),
+        lambda tracer, s: _otel_error_span(tracer, s, error, wall_ns),
+    )
+
+
+def _send(build: Callable[[], dict[str, Any]], otel: Callable[[Any, dict[str, Any]], None]) -> None:
+    """Build a summary (only when some channel listens) and send it to each that does:
+    the DEBUG log, LlamaIndex handlers, and ``otel(tracer, summary)``."""
     listening = _listening()
     tracer = _otel_tracer()
     if not (listening or tracer is not None or logger.isEnabledFor(logging.DEBUG)):
-        return context
-    summary = summarize(context)
+        return
+    summary = build()
     if logger.isEnabledFor(logging.DEBUG):
         logger.debug("%s", one_line(summary))
     if listening:
         dispatcher.event(KBRetrievalEndEvent(**summary))
     if tracer is not None:
-        _otel_span(tracer, summary, recorder, top_k)
-    return context
+        otel(tracer, summary)
 
 
 def one_line(summary: dict[str, Any]) -> str:
     """``route=... results=... avg_score=... ms=... | stage ms, ...`` for logs."""
     stages = ", ".join(f"{s['name']} {s['ms']:g}" for s in summary["stages"])
+    if summary.get("error"):
+        return (
+            f"query={summary['query'][:80]!r} failed after {summary['duration_ms']:g} ms: "
+            f"{summary['error']}"
+        )
     return (
         f"query={summary['query'][:80]!r} route={summary['route']} results={summary['results']} "
         f"facts={summary['facts']} avg_score={summary['avg_score']} "
@@ -278,3 +348,18 @@ def _otel_span(tracer: Any, summary: dict[str, Any], recorder: StageRecorder, to
     attributes["llama_kb.stage.out"] = [int(st.get("out", -1)) for st in stages]
     span = tracer.start_span("retrieval llama_kb", start_time=start, attributes=attributes)
     span.end(end_time=end)
+
+
+def _otel_error_span(tracer: Any, summary: dict[str, Any], error: Exception, start: int) -> None:
+    """The query's span when it raised: status ``ERROR``, the exception recorded."""
+    attributes = {
+        "gen_ai.operation.name": "retrieval",
+        "gen_ai.data_source.id": "llama_kb",
+        "gen_ai.retrieval.query.text": summary["query"],
+        "llama_kb.duration_ms": summary["duration_ms"],
+        "error.type": f"{type(error).__module__}.{type(error).__qualname__}",
+    }
+    span = tracer.start_span("retrieval llama_kb", start_time=start, attributes=attributes)
+    span.record_exception(error)
+    span.set_status(_otel.Status(_otel.StatusCode.ERROR, str(error)))
+    span.end(end_time=start + int(summary["duration_ms"] * 1e6))

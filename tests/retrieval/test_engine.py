@@ -190,9 +190,18 @@ def _fail(name: str):
     return fail
 
 
-def test_graph_failure_degrades_to_vector_results(example_kb: KnowledgeBase, monkeypatch):
+@pytest.fixture
+def uncached(example_kb: KnowledgeBase) -> KnowledgeBase:
+    """The example KB without its query cache: a backend failing after a first query must
+    show, not the cached answer of the unchanged stores."""
+    example_kb.engine.cache.size = 0
+    return example_kb
+
+
+def test_graph_failure_degrades_to_vector_results(uncached: KnowledgeBase, monkeypatch):
+    example_kb = uncached
     query = "How is the Graph Updater related to the Document Interpreter?"
-    example_kb.retrieve(query)  # the index snapshot is built while the graph works
+    example_kb.retrieve(query)
     monkeypatch.setattr(example_kb.graph, "traverse", _fail("traverse"))
     context = example_kb.retrieve(query, include_structural=True)
     assert context.unstructured and not any(f.structural for f in context.structured_facts)
@@ -201,7 +210,8 @@ def test_graph_failure_degrades_to_vector_results(example_kb: KnowledgeBase, mon
         example_kb.retrieve(query, strict=True)
 
 
-def test_vector_failure_degrades_to_graph_and_lexical(example_kb: KnowledgeBase, monkeypatch):
+def test_vector_failure_degrades_to_graph_and_lexical(uncached: KnowledgeBase, monkeypatch):
+    example_kb = uncached
     query = "How is the Graph Updater related to the Document Interpreter?"
     example_kb.retrieve(query)
     for method in ("query", "iter_chunks"):

@@ -10,7 +10,12 @@ from llama_index.core.base.embeddings.base import BaseEmbedding
 
 from llama_kb import KnowledgeBase
 from llama_kb.config import RankingConfig
-from llama_kb.retrieval.fact_ranking import FactRanker, FactTable
+from llama_kb.retrieval.fact_ranking import (
+    FactRanker,
+    FactTable,
+    fact_weights,
+    weighted_parts,
+)
 from llama_kb.retrieval.payload import Fact
 from llama_kb.types import SearchHit
 
@@ -130,18 +135,24 @@ def test_ranker_prefers_the_relation_the_question_asks_about(embedding: BaseEmbe
     table = _table(facts)
     ranker = FactRanker(embedding, RankingConfig())
     query = "When did George Stevens die?"
-    ranked = ranker.rank(
+    with_parts = ranker.rank(
         query,
         embedding.get_query_embedding(query),
         table,
         {"doc:stevens": "George Stevens"},
         [SearchHit("sirk#0", "sirk", "Douglas Sirk ...", 0.4, {"title": "Douglas Sirk"})],
     )
+    ranked = [fact for fact, _ in with_parts]
     assert (ranked[0].subject, ranked[0].predicate) == ("George Stevens", "died")
     order = [(f.subject, f.predicate) for f in ranked]
     # the question's entity, other relation, before an unrelated relation of a passage's entity
     assert order.index(("George Stevens", "born")) < order.index(("Sleep, My Love", "direct by"))
     assert all(0.0 <= f.score <= 1.0 for f in ranked)
+    # the raw parts (proximity, lexical, embedding) give the score, and the question's own
+    # entity is at proximity 1
+    weights = fact_weights(ranker.ranking)
+    assert all(f.score == round(sum(weighted_parts(weights, raw)), 6) for f, raw in with_parts)
+    assert with_parts[0][1][0] == 1.0
 
 
 def _table(facts: list[Fact]) -> FactTable:
