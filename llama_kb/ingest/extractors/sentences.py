@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from llama_kb import graph_model as gm
+from llama_kb.ingest.extractors._asides import PreparedText
 from llama_kb.ingest.extractors.base import GraphFragment
 from llama_kb.names import NameMatcher, aliases
 from llama_kb.types import SourceDocument, TextChunk
@@ -43,7 +44,7 @@ _DATE = re.compile(
     rf"\b(?:{_MONTH}\s+\d{{1,2}},?\s+\d{{3,4}}|\d{{1,2}}\s+{_MONTH},?\s+\d{{3,4}}"
     rf"|{_MONTH}\s+\d{{3,4}}|(?<![\d,.])[12]\d{{3}}(?![\d,]))"
 )
-_PARENTHETICAL = re.compile(r"\(([^()]{4,120})\)")
+_MIN_ASIDE, _MAX_ASIDE = 4, 120
 _SPAN_SPLIT = re.compile(r"\s*[–—]\s*|\s+-\s+")
 _PLACE = re.compile(r"^\s*,?\s*in\s+([^,;()]+?)\s*$")
 _PERSONAL = frozenset({"he", "she", "it", "they", "his", "her", "its", "their"})
@@ -94,15 +95,17 @@ class SentenceRelationExtractor:
         if nlp is None:
             return fragments
         jobs = [(i, doc, chunk) for i, (doc, chunks) in enumerate(items) for chunk in chunks]
-        parsed = nlp.pipe((chunk.text for _, _, chunk in jobs), batch_size=self.batch_size)
+        prepared = [PreparedText.of(chunk.text) for _, _, chunk in jobs]
+        parsed = nlp.pipe((p.text for p in prepared), batch_size=self.batch_size)
         seen: set[str] = set()
-        for (i, doc, chunk), sentences in zip(jobs, parsed, strict=True):
-            forms = aliases(doc.title) if doc.title else []
+        for (i, doc, chunk), text, sentences in zip(jobs, prepared, parsed, strict=True):
+            forms = _title_forms(doc.title) if doc.title else []
             for sent in sentences.sents:
-                for subject, predicate, obj in self._sentence_facts(sent, doc.title, forms):
-                    node = gm.fact_node(
-                        subject, predicate, obj, chunk, sent.text.strip(), self.name
-                    )
+                start, end = sent.start_char, sent.end_char
+                asides = text.asides_in(start, end)
+                evidence = text.quote(start, end).strip()
+                for subject, predicate, obj in self._sentence_facts(sent, doc.title, forms, asides):
+                    node = gm.fact_node(subject, predicate, obj, chunk, evidence, self.name)
                     if node.id not in seen:
                         seen.add(node.id)
                         fragments[i].nodes.append(node)
@@ -128,10 +131,14 @@ class SentenceRelationExtractor:
     # -- one sentence -----------------------------------------------------------------
 
     def _sentence_facts(
-        self, sent: Any, title: str | None, title_forms: Sequence[str]
+        self,
+        sent: Any,
+        title: str | None,
+        title_forms: Sequence[str],
+        asides: Sequence[tuple[int, str]] = (),
     ) -> Iterator[tuple[str, str, str]]:
         mentions = _mentions(sent, title, title_forms)
-        yield from _life_span_facts(sent, mentions)
+        yield from _life_span_facts(sent, mentions, asides)
         count = 0
         for i, left in enumerate(mentions):
             for right in mentions[i + 1 :]:
@@ -149,9 +156,9 @@ class SentenceRelationExtractor:
     ) -> str | None:
         """The relational phrase on the dependency path from ``left`` to ``right``."""
         doc = sent.doc
-        a, b = doc[left.start : left.end].root, doc[right.start : right.end].root
-        up_a = [a, *a.ancestors]
-        up_b = [b, *b.ancestors]
+        a, b = _anchor(doc, left), _anchor(doc, right)
+        up_a = [a, *_ancestors(a)]
+        up_b = [b, *_ancestors(b)]
         common = next((t for t in up_a if t in set(up_b)), None)
         if common is None:
             return None
@@ -231,6 +238,10 @@ def _mentions(sent: Any, title: str | None, title_forms: Sequence[str]) -> list[
             # "the stage actress Lillian Russell": the name is the proper-noun run
             while len(tokens) > 1 and tokens[0].pos_ != "PROPN":
                 tokens.pop(0)
+            # "Academy Award nominee Richard E. Robbins": a role noun ends the description
+            roles = [k for k, t in enumerate(tokens) if t.pos_ == "NOUN" and t.i < chunk.root.i]
+            if roles:
+                tokens = tokens[roles[-1] + 1 :]
         if len(tokens) == 1 and tokens[0].pos_ not in {"PROPN", "NUM"}:
             continue  # a lone common noun ("film") names no particular thing
         start, end = tokens[0].i, tokens[-1].i + 1
@@ -245,7 +256,7 @@ def _mentions(sent: Any, title: str | None, title_forms: Sequence[str]) -> list[
         candidates.append(_Mention(start, end, name, 2, weak))
     chosen: list[_Mention] = []
     taken: set[int] = set()
-    title_words = _words(title) if title else []
+    title_words = _words(title_forms[-1]) if title and title_forms else []
     for mention in sorted(candidates, key=lambda m: (m.priority, m.start - m.end, m.start)):
         span = set(range(mention.start, mention.end))
         if span & taken:
@@ -255,6 +266,16 @@ def _mentions(sent: Any, title: str | None, title_forms: Sequence[str]) -> list[
             mention = _Mention(mention.start, mention.end, title, 0)
         chosen.append(mention)
     return sorted(chosen, key=lambda m: m.start)
+
+
+def _title_forms(title: str) -> list[str]:
+    """The title's aliases and, last, the name before a ``, qualifier``: the page
+    ``Alix, Princess de Ligne`` calls her ``Alix``."""
+    forms = aliases(title)
+    head = forms[-1].split(",")[0].strip()
+    if head and head not in forms and head[:1].isupper():
+        forms.append(head)
+    return forms
 
 
 def _words(name: str) -> list[str]:
@@ -292,6 +313,44 @@ def _refers_to_title(token: Any) -> bool:
     )
 
 
+def _anchor(doc: Any, mention: _Mention) -> Any:
+    """The token a mention hangs from the sentence by. A title often parses as a clause of
+    its own ("Everything I Like", "Remember the Day"): of its tokens whose head lies outside
+    it, a subject says best how the mention relates to the rest."""
+    span = doc[mention.start : mention.end]
+    outer = [t for t in span if not mention.start <= t.head.i < mention.end or t.head is t]
+    subject = next((t for t in outer if t.dep_ in {"nsubj", "nsubjpass"}), None)
+    return subject if subject is not None else span.root
+
+
+def _head(token: Any) -> Any:
+    """``token``'s head, except for a participle the parser hung from the object of the
+    participle before it ("a film released by Fox, directed by King"): that one is a sister
+    of the first participle and hangs from the same noun."""
+    head = token.head
+    if token.dep_ == "acl" and token.tag_ == "VBN" and head.dep_ == "pobj":
+        prep = head.head
+        earlier = prep.head
+        between = token.doc[head.i + 1 : token.i]
+        if (
+            prep.dep_ in {"agent", "prep"}
+            and earlier.dep_ == "acl"
+            and earlier.tag_ == "VBN"
+            and any(t.text == "," for t in between)
+        ):
+            return earlier.head
+    return head
+
+
+def _ancestors(token: Any) -> list[Any]:
+    """``token``'s heads up to the sentence root, by :func:`_head`."""
+    found: list[Any] = []
+    while token.head is not token and len(found) < 64:
+        token = _head(token)
+        found.append(token)
+    return found
+
+
 def _chain(token: Any) -> set[int]:
     """Tokens ``token`` hangs from by conjunction or apposition ("X and Y", "Pitäjänmäki,
     Helsinki"): a relation to ``token`` may run through them."""
@@ -310,17 +369,18 @@ def _add_span(
         out.append(_Mention(span.start, span.end, name or span.text, priority))
 
 
-def _life_span_facts(sent: Any, mentions: Sequence[_Mention]) -> Iterator[tuple[str, str, str]]:
-    """``Name (born date – died date)``: the dates of a parenthetical right after a name."""
+def _life_span_facts(
+    sent: Any, mentions: Sequence[_Mention], asides: Sequence[tuple[int, str]]
+) -> Iterator[tuple[str, str, str]]:
+    """``Name (born date – died date)``: the dates of an aside (its position in the parsed
+    text, its content) set apart right after a name."""
     doc = sent.doc
     by_end = {doc[m.end - 1].idx + len(doc[m.end - 1].text): m for m in mentions}
-    for match in _PARENTHETICAL.finditer(sent.text):
-        before = sent.start_char + match.start()
+    for before, inner in asides:
         owner = next((by_end[e] for e in (before, before - 1) if e in by_end), None)
-        if owner is None:
+        if owner is None or not _MIN_ASIDE <= len(inner) <= _MAX_ASIDE:
             continue
         owner = _appositive_head(doc, owner, mentions)
-        inner = match.group(1)
         dates = list(_DATE.finditer(inner))
         parts = _SPAN_SPLIT.split(inner)
         if len(dates) == 2 and len(parts) == 2:
