@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from llama_kb import graph_model as gm
@@ -100,11 +100,14 @@ class SentenceRelationExtractor:
         seen: set[str] = set()
         for (i, doc, chunk), text, sentences in zip(jobs, prepared, parsed, strict=True):
             forms = _title_forms(doc.title) if doc.title else []
+            surnames: dict[str, str | None] = {}
             for sent in sentences.sents:
                 start, end = sent.start_char, sent.end_char
                 asides = text.asides_in(start, end)
                 evidence = text.quote(start, end).strip()
-                for subject, predicate, obj in self._sentence_facts(sent, doc.title, forms, asides):
+                for subject, predicate, obj in self._sentence_facts(
+                    sent, doc.title, forms, asides, surnames
+                ):
                     node = gm.fact_node(subject, predicate, obj, chunk, evidence, self.name)
                     if node.id not in seen:
                         seen.add(node.id)
@@ -136,17 +139,25 @@ class SentenceRelationExtractor:
         title: str | None,
         title_forms: Sequence[str],
         asides: Sequence[tuple[int, str]] = (),
+        surnames: dict[str, str | None] | None = None,
     ) -> Iterator[tuple[str, str, str]]:
         mentions = _mentions(sent, title, title_forms)
+        if surnames is not None:
+            mentions = _full_names(mentions, surnames)
         yield from _life_span_facts(sent, mentions, asides)
         count = 0
         for i, left in enumerate(mentions):
             for right in mentions[i + 1 :]:
                 if left.name.lower() == right.name.lower():
                     continue
+                subject, obj = left, right
                 predicate = self._predicate(sent, left, right, mentions)
+                if predicate is None and _is_subject(sent.doc, right):
+                    # "Directed by Louis Bélanger, the film stars ...": the subject comes last
+                    subject, obj = right, left
+                    predicate = self._predicate(sent, right, left, mentions)
                 if predicate:
-                    yield left.name, predicate, right.name
+                    yield subject.name, predicate, obj.name
                     count += 1
                     if count >= _MAX_FACTS_PER_SENTENCE:
                         return
@@ -268,6 +279,25 @@ def _mentions(sent: Any, title: str | None, title_forms: Sequence[str]) -> list[
     return sorted(chosen, key=lambda m: m.start)
 
 
+def _full_names(mentions: Sequence[_Mention], surnames: dict[str, str | None]) -> list[_Mention]:
+    """``Bélanger`` after ``Louis Bélanger`` in the same text is Louis Bélanger: a lone
+    capitalised word names the earlier full name that ends with it (``surnames``, updated in
+    reading order; a last word two full names share names neither)."""
+    named: list[_Mention] = []
+    for mention in mentions:
+        words = mention.name.split()
+        if mention.priority == 2 and not mention.weak and mention.name[:1].isupper():
+            if len(words) == 1 and surnames.get(words[0]):
+                mention = replace(mention, name=str(surnames[words[0]]))
+            elif len(words) >= 2 and words[-1][:1].isupper():
+                if surnames.get(words[-1], mention.name) != mention.name:
+                    surnames[words[-1]] = None
+                else:
+                    surnames[words[-1]] = mention.name
+        named.append(mention)
+    return named
+
+
 def _title_forms(title: str) -> list[str]:
     """The title's aliases and, last, the name before a ``, qualifier``: the page
     ``Alix, Princess de Ligne`` calls her ``Alix``."""
@@ -321,6 +351,10 @@ def _anchor(doc: Any, mention: _Mention) -> Any:
     outer = [t for t in span if not mention.start <= t.head.i < mention.end or t.head is t]
     subject = next((t for t in outer if t.dep_ in {"nsubj", "nsubjpass"}), None)
     return subject if subject is not None else span.root
+
+
+def _is_subject(doc: Any, mention: _Mention) -> bool:
+    return bool(_anchor(doc, mention).dep_ in {"nsubj", "nsubjpass"})
 
 
 def _head(token: Any) -> Any:
