@@ -167,6 +167,10 @@ class RankingConfig(_Model):
         fact_proximity_weight: Weight of graph proximity in a fact's score.
         fact_lexical_weight: Weight of query words found in a fact's text form.
         fact_embedding_weight: Weight of the query / relation-phrase cosine.
+        fact_name_words_share: Share of the lexical term matching all the query's words
+            (the rest matches only the words that are not names of its entities).
+        description_factor: Score factor of a fact with an end that describes (a
+            lower-case phrase that is not a query entity) rather than names.
         page_proximity: Proximity of a fact read from a query entity's own page.
         hit_proximity: Proximity of a fact about or read from the first returned passage.
         hit_decay: How much ``hit_proximity`` falls per rank below the first passage.
@@ -191,6 +195,8 @@ class RankingConfig(_Model):
     fact_proximity_weight: float = Field(default=0.3, ge=0)
     fact_lexical_weight: float = Field(default=0.2, ge=0)
     fact_embedding_weight: float = Field(default=0.5, ge=0)
+    fact_name_words_share: float = Field(default=0.5, ge=0, le=1)
+    description_factor: float = Field(default=0.85, ge=0, le=1)
     page_proximity: float = Field(default=0.8, ge=0, le=1)
     hit_proximity: float = Field(default=0.9, ge=0, le=1)
     hit_decay: float = Field(default=0.05, ge=0, le=0.2)

@@ -13,10 +13,16 @@ with the weights of :class:`~llama_kb.config.RankingConfig` (they sum to 1):
 * ``proximity``: 1 for a fact about a query entity (an end is that entity), ``page_proximity``
   for a fact read from a query entity's page, ``hit_proximity`` for a fact about or read from
   a top passage's document (less ``hit_decay`` per rank below the first);
-* ``lexical``: the share of the query's content words (less the words naming its entities)
-  found in the fact's text form (``subject predicate object``), compared on word prefixes;
+* ``lexical``: the query's content words found in the fact's text form (``subject
+  predicate object``), compared on word prefixes: the share of the words asking the relation
+  (less the words naming the query's entities) and the share of all of them, mixed by
+  ``fact_name_words_share`` (a fact naming the query's entities is the closer one);
 * ``embedding``: cosine of the query and the fact's relation phrase (embedded once per
   phrase and cached: relation phrases repeat across facts, so this stays cheap).
+
+A fact with an end that describes rather than names (a lower-case phrase such as "second
+son" or "film scores" that is not one of the query's entities) scores ``description_factor``
+times as much: such ends share the question's words without answering it.
 """
 
 from __future__ import annotations
@@ -159,7 +165,8 @@ class FactRanker:
         # other words (the relation asked about) count lexically
         named = {w for key in mentioned for w in key.split("-")}
         named |= {w for name in entities.values() for w in name_key(aliases(name)[-1]).split("-")}
-        words = {w[:_PREFIX] for w in lexical_tokens(query) if w not in named}
+        tokens = lexical_tokens(query)
+        words = ({w[:_PREFIX] for w in tokens if w not in named}, {w[:_PREFIX] for w in tokens})
         relevance = self._relevance(query_vector, words, table, proximity)
         candidates = [(table.facts[i], p, relevance[i]) for i, p in proximity.items()]
         if extra:
@@ -171,18 +178,29 @@ class FactRanker:
         w_near, w_lexical, w_embedding = fact_weights(self.ranking)
         scored = []
         for fact, near, (lexical, embedding) in candidates:
-            # the sum of weighted_parts(), inlined: this runs for every candidate
-            total = w_near * near + w_lexical * lexical + w_embedding * embedding
+            # a fact with an end that only describes (lower case, not a query entity) counts
+            # description_factor times: the raw parts carry that factor, so the score stays
+            # the sum of weighted_parts(), inlined here because this runs for every candidate
+            factor = self._naming(fact, entity_keys)
+            raw = (near * factor, lexical * factor, embedding * factor)
+            total = w_near * raw[0] + w_lexical * raw[1] + w_embedding * raw[2]
             score = round(min(1.0, max(0.0, total)), 6)
-            scored.append((replace(fact, score=score), (near, lexical, embedding)))
+            scored.append((replace(fact, score=score), raw))
         return sorted(
             scored, key=lambda s: (-s[0].score, s[0].subject, s[0].predicate, s[0].object)
         )
 
+    def _naming(self, fact: Fact, entity_keys: set[str]) -> float:
+        """1 for a fact between names, ``description_factor`` if an end only describes."""
+        for end in (fact.subject, fact.object):
+            if not end[:1].isupper() and not end[:1].isdigit() and name_key(end) not in entity_keys:
+                return self.ranking.description_factor
+        return 1.0
+
     def _relevance(
         self,
         query_vector: Sequence[float] | None,
-        words: set[str],
+        words: tuple[set[str], set[str]],
         table: FactTable,
         rows: dict[int, float],
     ) -> dict[int, tuple[float, float]]:
@@ -192,15 +210,22 @@ class FactRanker:
         return dict(zip(ids, values, strict=True))
 
     def _relevance_of(
-        self, query_vector: Sequence[float] | None, words: set[str], facts: Sequence[Fact]
+        self,
+        query_vector: Sequence[float] | None,
+        words: tuple[set[str], set[str]],
+        facts: Sequence[Fact],
     ) -> list[tuple[float, float]]:
         r = self.ranking
         if not facts or r.fact_lexical_weight + r.fact_embedding_weight <= 0:
             return [(0.0, 0.0)] * len(facts)
         similarity = self._similarities(query_vector, [f.predicate for f in facts])
-        return [
-            (_overlap(words, fact), cosine) for fact, cosine in zip(facts, similarity, strict=True)
+        share = r.fact_name_words_share
+        relation_words, all_words = words
+        lexical = [
+            (1 - share) * _overlap(relation_words, found) + share * _overlap(all_words, found)
+            for found in (_text_words(fact) for fact in facts)
         ]
+        return [(lex, cosine) for lex, cosine in zip(lexical, similarity, strict=True)]
 
     def _similarities(
         self, query_vector: Sequence[float] | None, phrases: Sequence[str]
@@ -325,12 +350,13 @@ def _raise(proximity: dict[int, float], rows: Iterable[int], value: float) -> No
             proximity[i] = value
 
 
-def _overlap(words: set[str], fact: Fact) -> float:
-    if not words:
-        return 0.0
-    text = f"{fact.subject} {fact.predicate} {fact.object}"
-    found = {w[:_PREFIX] for w in lexical_tokens(text)}
-    return len(words & found) / len(words)
+def _text_words(fact: Fact) -> set[str]:
+    """Word prefixes of the fact's text form."""
+    return {w[:_PREFIX] for w in lexical_tokens(f"{fact.subject} {fact.predicate} {fact.object}")}
+
+
+def _overlap(words: set[str], found: set[str]) -> float:
+    return len(words & found) / len(words) if words else 0.0
 
 
 def _unit(vector: Sequence[float]) -> np.ndarray:

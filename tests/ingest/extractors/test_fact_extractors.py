@@ -137,3 +137,59 @@ def test_json_records_give_record_field_value_facts():
         ("exporter", "owner", "analytics"),
     } <= triples
     assert "nested" not in {p for _, p, _ in triples}
+
+
+def test_bracketed_aside_does_not_break_the_sentence(sentences):
+    text = (
+        "Night and Dawn( Spanish: La noche y el alba) is a 1958 Spanish drama film directed "
+        "by José María Forqué. Joseph-André Taschereau, (November 30, 1806–March 30, 1867), "
+        "was a lawyer."
+    )
+    fragment = sentences.extract(*_doc(text, title="Night and Dawn"))
+    triples = _triples(fragment)
+    assert ("Night and Dawn", "direct by", "José María Forqué") in triples
+    assert ("Joseph-André Taschereau", "born", "November 30, 1806") in triples
+    assert ("Joseph-André Taschereau", "died", "March 30, 1867") in triples
+    evidence = {n.properties["evidence"] for n in fragment.nodes}
+    # the evidence quotes the sentence with its aside
+    assert any("( Spanish: La noche y el alba)" in e for e in evidence)
+
+
+@pytest.mark.parametrize(
+    ("title", "text", "expected"),
+    [
+        # a title that parses as a clause ("Everything I Like", "Remember the Day")
+        (
+            "Everything I Like",
+            "Everything I Like  is a 1993 Slovak drama film directed by Martin Šulík.",
+            ("Everything I Like", "direct by", "Martin Šulík"),
+        ),
+        # a second participle the parser hangs from the first one's object
+        (
+            "Remember the Day",
+            "Remember the Day is a 1941 film released by 20th Century Fox, directed by "
+            "Henry King, and starring Claudette Colbert.",
+            ("Remember the Day", "direct by", "Henry King"),
+        ),
+        # a role noun before the name is a description, not part of the name
+        (
+            "Nick Kellogg",
+            "He is the son of former National Basketball Association (NBA) player Clark Kellogg.",
+            ("Nick Kellogg", "son of", "Clark Kellogg"),
+        ),
+        # the page's name before ", qualifier"
+        (
+            "Alix, Princess de Ligne",
+            "Alix was the fourth daughter of Charlotte, Grand Duchess of Luxembourg.",
+            ("Alix, Princess de Ligne", "daughter of", "Charlotte"),
+        ),
+        # the subject after a fronted participle; a lone surname names the full name
+        (
+            "Route 132",
+            "Louis Bélanger wrote it. Directed by Bélanger, the film stars François Papineau.",
+            ("Route 132", "direct by", "Louis Bélanger"),
+        ),
+    ],
+)
+def test_sentence_shapes(sentences, title, text, expected):
+    assert expected in _triples(sentences.extract(*_doc(text, title=title)))
