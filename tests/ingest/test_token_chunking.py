@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import pytest
@@ -111,6 +112,6 @@ def test_overlap_repeats_whole_sentences_longer_than_the_overlap(chunker: Chunke
     text = _sentences(40, 10)  # sentences of ~45 tokens, over the 32-token overlap
     chunks = chunker(_doc(text))
     assert len(chunks) > 2
-    for before, after in zip(chunks, chunks[1:], strict=False):
+    for before, after in itertools.pairwise(chunks):
         first_sentence = after.text.split(" ends.")[0] + " ends."
         assert before.text.endswith(first_sentence)
