@@ -12,6 +12,7 @@ from langchain_core.callbacks import (
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables.config import run_in_executor
 from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import ConfigDict, Field, model_validator
 
@@ -132,6 +133,14 @@ class UnifiedKBRetriever(BaseRetriever):
     def delete(self, ids: list[str] | None = None, **kwargs: Any) -> bool:
         """Delete documents (chunks, vectors and graph facts) by id; True when any existed."""
         return bool(self._kb().delete(list(ids or [])))
+
+    async def aadd_documents(self, documents: list[Document], **kwargs: Any) -> list[str]:
+        """Async :meth:`add_documents`: ingests in a worker thread, the loop keeps running."""
+        return await run_in_executor(None, self.add_documents, documents, **kwargs)
+
+    async def adelete(self, ids: list[str] | None = None, **kwargs: Any) -> bool:
+        """Async :meth:`delete`, in a worker thread."""
+        return await run_in_executor(None, self.delete, ids, **kwargs)
 
     def _kb(self) -> Any:
         if self.kb is None:

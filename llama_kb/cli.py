@@ -43,7 +43,9 @@ def build_parser() -> argparse.ArgumentParser:
         return p
 
     ingest = with_kb(sub.add_parser("ingest", help="add or update documents"))
-    ingest.add_argument("paths", nargs="+", help="files or directories")
+    ingest.add_argument(
+        "paths", nargs="+", help="files, directories or fsspec URLs (s3://bucket/prefix, ...)"
+    )
     ingest.add_argument("--include", action="append", default=[], metavar="GLOB")
     ingest.add_argument("--exclude", action="append", default=[], metavar="GLOB")
     ingest.add_argument(
@@ -124,15 +126,28 @@ def _open(args: argparse.Namespace, create: bool = False) -> KnowledgeBase:
 
 
 def _ingest(args: argparse.Namespace) -> int:
+    local = [p for p in args.paths if "://" not in p]
+    urls = [p for p in args.paths if "://" in p]
+    show_progress = not args.quiet
     with _open(args, create=True) as kb:
-        report = kb.ingest(
-            args.paths,
-            include=args.include,
-            exclude=args.exclude,
-            prune=args.prune,
-            show_progress=not args.quiet,
-            root=args.root,
-        )
+        reports = []
+        if local:
+            reports.append(
+                kb.ingest(
+                    local,
+                    include=args.include,
+                    exclude=args.exclude,
+                    prune=args.prune,
+                    show_progress=show_progress,
+                    root=args.root,
+                )
+            )
+        for url in urls:
+            source = _remote_source(url, args.include, args.exclude)
+            reports.append(kb.ingest(source, prune=args.prune, show_progress=show_progress))
+    report = reports[0]
+    for other in reports[1:]:
+        report.merge(other)
     if args.json:
         _print_json(report.to_dict())
     else:
@@ -140,6 +155,16 @@ def _ingest(args: argparse.Namespace) -> int:
     for failure in report.failed:
         print(f"failed: {failure.source}: {failure.reason}", file=sys.stderr)
     return EXIT_OK if report.ok else EXIT_FAILURES
+
+
+def _remote_source(url: str, include: Sequence[str], exclude: Sequence[str]) -> Any:
+    """An fsspec source for ``url``; ``s3://`` credentials and endpoint come from the
+    ``AWS_*`` environment variables."""
+    from llama_kb.ingest.sources.fsspec import FsspecFiles
+
+    if url.split("://", 1)[0] in ("s3", "s3a"):
+        return FsspecFiles.from_env(url, include=include, exclude=exclude)
+    return FsspecFiles(url, include=include, exclude=exclude)
 
 
 def _query(args: argparse.Namespace) -> int:

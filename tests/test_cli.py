@@ -117,3 +117,23 @@ def test_console_entry_point_in_a_subprocess(tmp_path: Path, docs_dir: Path) -> 
     )
     assert done.returncode == 0, done.stderr
     assert "added 5" in done.stdout and "Ingesting" in done.stderr  # progress bar on by default
+
+
+def test_ingest_from_an_fsspec_url(capsys, tmp_path: Path) -> None:
+    import fsspec
+
+    fs = fsspec.filesystem("memory")
+    fs.pipe("/cli-src/docs/updater.md", b"# Graph Updater\n\nIt writes relations into the graph.")
+    fs.pipe("/cli-src/docs/notes.txt", b"The Vector Indexer embeds chunks.")
+    try:
+        kb = str(tmp_path / "kb")
+        url = "memory://cli-src/docs"
+        code, out, _ = run(capsys, "ingest", url, "--kb", kb, "--quiet", "--json")
+        assert code == 0 and sorted(json.loads(out)["added"]) == ["notes.txt", "updater.md"]
+        fs.rm("/cli-src/docs/notes.txt")
+        code, out, _ = run(capsys, "ingest", url, "--kb", kb, "--quiet", "--prune", "--json")
+        report = json.loads(out)
+        assert code == 0 and report["removed"] == ["notes.txt"]
+        assert report["unchanged"] == ["updater.md"]
+    finally:
+        fs.rm("/cli-src", recursive=True)

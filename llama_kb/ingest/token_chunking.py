@@ -3,8 +3,10 @@
 A segment is cut into units, coarsest first: paragraphs (blank lines), then, for a paragraph
 over the budget, sentences (prose) or lines (code, i.e. segments with a ``symbol`` or
 ``language`` in their metadata), then lines, then words; a single word longer than the
-budget is cut by characters. Units are packed greedily into chunks of at most the budget;
-a new chunk starts with the last whole units of the previous one up to ``overlap`` tokens.
+budget is cut by characters. A segment that fits the budget is one chunk, never split.
+A longer one is packed into the fewest chunks of at most the budget, cut near equal sizes
+(no small leftover tail); each chunk after the first starts with the last whole units of
+the previous one, the fewest that reach ``overlap`` tokens (at most half the budget).
 
 The budget is the chunk size (capped at the model window) minus the tokens of the title,
 which :func:`~llama_kb.ingest.pipeline.embedding_text` may put in front of a chunk. WordPiece
@@ -14,6 +16,7 @@ counts and every chunk fits.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 
@@ -122,25 +125,43 @@ class TokenSplitter:
         return [_Unit(a, b, n) for (a, b), n in zip(pieces, counts, strict=True)]
 
     def _pack(self, units: list[_Unit], budget: int) -> list[list[_Unit]]:
+        """Group units into chunks of at most ``budget`` tokens, of about equal size.
+
+        A segment that fits stays one chunk. Otherwise it takes ``n`` chunks, the fewest
+        that hold it with the overlap, and each chunk is closed at the unit boundary nearest
+        to an ``n``-th of the text plus the overlap, so no chunk is a small leftover tail.
+        """
+        total = sum(unit.tokens for unit in units)
+        if total <= budget:
+            return [units] if units else []
+        count = math.ceil(total / max(1, budget - self.chunk_overlap))
+        target = min(budget, math.ceil(total / count) + self.chunk_overlap)
         groups: list[list[_Unit]] = []
         current: list[_Unit] = []
-        total = 0
+        size = 0
         for unit in units:
-            if current and total + unit.tokens > budget:
+            after = size + unit.tokens
+            if current and (after > budget or (after > target and after - target > target - size)):
                 groups.append(current)
-                kept: list[_Unit] = []
-                carried = 0
-                for previous in reversed(current):
-                    if (
-                        carried + previous.tokens > self.chunk_overlap
-                        or carried + previous.tokens + unit.tokens > budget
-                    ):
-                        break
-                    kept.insert(0, previous)
-                    carried += previous.tokens
-                current, total = kept, carried
+                current, size = self._overlap(current, unit, budget)
             current.append(unit)
-            total += unit.tokens
-        if current:
-            groups.append(current)
+            size += unit.tokens
+        groups.append(current)
         return groups
+
+    def _overlap(self, previous: list[_Unit], unit: _Unit, budget: int) -> tuple[list[_Unit], int]:
+        """The whole trailing units of ``previous`` that start the next chunk: the fewest
+        that reach ``chunk_overlap`` tokens, at most half the budget, never the whole of
+        ``previous``, and leaving room for ``unit``."""
+        kept: list[_Unit] = []
+        carried = 0
+        for candidate in reversed(previous[1:]):
+            if (
+                carried >= self.chunk_overlap
+                or carried + candidate.tokens > budget // 2
+                or carried + candidate.tokens + unit.tokens > budget
+            ):
+                break
+            kept.insert(0, candidate)
+            carried += candidate.tokens
+        return kept, carried

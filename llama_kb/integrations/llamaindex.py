@@ -8,6 +8,7 @@ They follow LlamaIndex's conventions: ``similarity_top_k``, ``Settings.llm`` /
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 from collections.abc import AsyncGenerator, Generator, Sequence
 from pathlib import Path
@@ -144,6 +145,18 @@ class UnifiedContextRetriever(BaseRetriever):
     def delete_ref_doc(self, ref_doc_id: str, delete_from_docstore: bool = False) -> None:
         """Delete a document (or every node of that ``ref_doc_id``) with its graph facts."""
         self._writable().delete([ref_doc_id])
+
+    async def ainsert(self, document: Document, **_: Any) -> None:
+        """Async :meth:`insert`: ingests in a worker thread, the loop keeps running."""
+        await asyncio.to_thread(self.insert_nodes, [document])
+
+    async def ainsert_nodes(self, nodes: Sequence[BaseNode], **_: Any) -> None:
+        """Async :meth:`insert_nodes`, in a worker thread."""
+        await asyncio.to_thread(self.insert_nodes, nodes)
+
+    async def adelete_ref_doc(self, ref_doc_id: str, delete_from_docstore: bool = False) -> None:
+        """Async :meth:`delete_ref_doc`, in a worker thread."""
+        await asyncio.to_thread(self.delete_ref_doc, ref_doc_id)
 
     def retrieve_context(self, query: str, **options: Any) -> FusedContext:
         """The full :class:`FusedContext` (the retriever's defaults, then ``options``)."""

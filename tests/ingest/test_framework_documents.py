@@ -101,6 +101,27 @@ def test_llamaindex_face_insert_and_delete_ref_doc(kb: KnowledgeBase) -> None:
     assert kb.documents() == []
 
 
+async def test_langchain_face_async_add_and_delete(kb: KnowledgeBase) -> None:
+    retriever = UnifiedKBRetriever(kb=kb, k=2)
+    ids = await retriever.aadd_documents([LCDocument(page_content=GRAPH_UPDATER)], ids=["lc-a"])
+    assert ids == ["lc-a"]
+    docs = await retriever.ainvoke("What writes relations into the property graph?")
+    assert docs[0].metadata["doc_id"] == "lc-a"
+    assert await retriever.adelete(["lc-a"]) is True
+    assert kb.documents() == []
+
+
+async def test_llamaindex_face_async_insert_and_delete(kb: KnowledgeBase) -> None:
+    retriever = kb.as_retriever(top_k=2)
+    await retriever.ainsert(Document(text=GRAPH_UPDATER, id_="li-a"))
+    await retriever.ainsert_nodes([TextNode(text="The Vector Indexer embeds chunks.", id_="n-a")])
+    assert _doc_ids(kb) == {"li-a", "n-a"}
+    nodes = await retriever.aretrieve("What writes relations into the property graph?")
+    assert nodes[0].node.metadata["doc_id"] == "li-a"
+    await retriever.adelete_ref_doc("li-a")
+    assert _doc_ids(kb) == {"n-a"}
+
+
 def test_unsupported_and_empty_documents_are_refused(kb: KnowledgeBase) -> None:
     from llama_kb.errors import DocumentError
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import pytest
@@ -85,3 +86,32 @@ def test_the_repos_own_docs_and_code_fit_the_window(chunker: Chunker) -> None:
 def test_small_token_sizes_get_a_proportionate_overlap() -> None:
     assert ChunkingConfig(chunk_size=20).overlap == 5
     assert ChunkingConfig().overlap == 32
+
+
+def _sentences(count: int, words: int) -> str:
+    return " ".join(
+        f"Sentence {i} " + "about the ingestion pipeline " * words + "ends." for i in range(count)
+    )
+
+
+def test_a_passage_that_fits_is_one_chunk_whatever_its_characters(chunker: Chunker) -> None:
+    text = _sentences(8, 4)
+    assert len(text) > 1000 and chunker.counter.count(text) < 240
+    assert [c.text for c in chunker(_doc(text))] == [text]
+
+
+def test_a_longer_passage_is_cut_into_even_chunks_without_a_small_tail(chunker: Chunker) -> None:
+    text = _sentences(10, 4)  # a little over one window (28 tokens a sentence)
+    chunks = chunker(_doc(text))
+    counts = chunker.counter.count_batch([c.text for c in chunks])
+    assert len(chunks) == 2 and min(counts) > 0.6 * max(counts)
+    assert chunker.over_window(chunks) == 0
+
+
+def test_overlap_repeats_whole_sentences_longer_than_the_overlap(chunker: Chunker) -> None:
+    text = _sentences(40, 10)  # sentences of ~45 tokens, over the 32-token overlap
+    chunks = chunker(_doc(text))
+    assert len(chunks) > 2
+    for before, after in itertools.pairwise(chunks):
+        first_sentence = after.text.split(" ends.")[0] + " ends."
+        assert before.text.endswith(first_sentence)
