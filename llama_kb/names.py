@@ -14,13 +14,16 @@ import re
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 _TOKEN = re.compile(r"\w+", re.UNICODE)
 _TRAILING_PAREN = re.compile(r"\s*\([^()]*\)\s*$")
 
 
+@lru_cache(maxsize=200_000)
 def fold(text: str) -> str:
-    """Case- and accent-insensitive form of ``text`` (for keys and comparisons)."""
+    """Case- and accent-insensitive form of ``text`` (for keys and comparisons; cached: the
+    same words and names are folded over and over at query time)."""
     decomposed = unicodedata.normalize("NFKD", text)
     return "".join(c for c in decomposed if not unicodedata.combining(c)).casefold()
 

@@ -41,6 +41,7 @@ SEARCH_SCHEMA = (
     "INSERT OR IGNORE INTO meta(key, value) VALUES ('chunks', 0)",
     "CREATE VIRTUAL TABLE chunk_fts USING fts5(body, tokenize = 'unicode61 remove_diacritics 2')",
     "CREATE VIRTUAL TABLE name_fts USING fts5(name, tokenize = 'trigram')",
+    "CREATE VIRTUAL TABLE chunk_vocab USING fts5vocab(chunk_fts, 'row')",
     f"CREATE TRIGGER nodes_index_insert AFTER INSERT ON nodes BEGIN {_INDEX_NEW_ROW} END",
     """
     CREATE TRIGGER nodes_index_delete AFTER DELETE ON nodes BEGIN

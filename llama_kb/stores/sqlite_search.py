@@ -38,6 +38,10 @@ class SQLiteSearchIndex:
         db: The graph store's database.
     """
 
+    common_share = 0.1
+    """Lexical search skips words found in more than this share of chunks (1.0: none)."""
+    keep_rarest = 2
+
     def __init__(self, db: SQLiteDatabase) -> None:
         self._db = db
 
@@ -64,6 +68,7 @@ class SQLiteSearchIndex:
         words = _unique(t for t in terms if t)
         if not words or k <= 0:
             return []
+        words = self._informative(words)
         match = " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
         where, params = _filter_sql(filters)
         sql = (
@@ -74,6 +79,23 @@ class SQLiteSearchIndex:
         with self._db.read() as conn:
             rows = conn.execute(sql, [match, *params, k]).fetchall()
         return [(uri, float(score)) for uri, score in rows]
+
+    def _informative(self, words: list[str]) -> list[str]:
+        """``words`` without those in more than ``common_share`` of the chunks (their BM25
+        weight is small, and scoring their posting lists costs the most); the rarest
+        ``keep_rarest`` words are always kept."""
+        if self.common_share >= 1.0:
+            return words
+        with self._db.read() as conn:
+            total = int(conn.execute("SELECT value FROM meta WHERE key = 'chunks'").fetchone()[0])
+            df = {w: 0 for w in words}
+            for word in words:
+                row = conn.execute("SELECT doc FROM chunk_vocab WHERE term = ?", [word]).fetchone()
+                df[word] = int(row[0]) if row else 0
+        ceiling = max(self.common_share * total, 1.0)
+        kept = [w for w in words if df[w] <= ceiling]
+        rarest = sorted(words, key=lambda w: (df[w], w))[: self.keep_rarest]
+        return [w for w in words if w in kept or w in rarest]
 
     def phrase_chunks(self, phrases: Sequence[str], batch: int = 200) -> set[str]:
         """Chunks whose text (or title) contains one of ``phrases`` (FTS5 phrase queries)."""
