@@ -1,4 +1,4 @@
-"""``python -m benchmarks {ingest,retrieval,facts,backends,mcp,import,observability} ...``."""
+"""``python -m benchmarks {ingest,retrieval,facts,backends,mcp,import,observability,scale} ...``."""
 
 from __future__ import annotations
 
@@ -14,7 +14,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks")
     parser.add_argument(
         "benchmark",
-        choices=["ingest", "retrieval", "facts", "backends", "mcp", "import", "observability"],
+        choices=[
+            "ingest",
+            "retrieval",
+            "facts",
+            "backends",
+            "mcp",
+            "import",
+            "observability",
+            "scale",
+        ],
     )
     parser.add_argument("--dataset", type=Path, default=DEFAULT_DATASET)
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results"))
@@ -28,6 +37,27 @@ def main() -> None:
         choices=["tokens", "characters"],
         default="tokens",
         help="chunker: token-aware (default) or the character chunker (1000/200)",
+    )
+    parser.add_argument(
+        "--sizes",
+        default="10000,30000,100000",
+        help="scale: corpus sizes in passages, comma-separated",
+    )
+    parser.add_argument(
+        "--default-size",
+        type=int,
+        default=10_000,
+        help="scale: size with the default embedding (0: skip)",
+    )
+    parser.add_argument(
+        "--server-size",
+        type=int,
+        default=30_000,
+        help="scale: size on Chroma server + FalkorDB (0: skip)",
+    )
+    parser.add_argument("--questions", type=int, default=200, help="scale: questions per size")
+    parser.add_argument(
+        "--resume", action="store_true", help="scale: grow the knowledge base of an earlier run"
     )
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
@@ -57,6 +87,18 @@ def main() -> None:
         from benchmarks import import_bench
 
         import_bench.run(args.out)
+    elif args.benchmark == "scale":
+        from benchmarks import scale_bench
+
+        logging.getLogger("benchmarks").setLevel(logging.INFO)
+        scale_bench.run(
+            args.out,
+            [int(s) for s in args.sizes.split(",") if s.strip()],
+            default_size=args.default_size,
+            server_size=args.server_size,
+            questions=args.questions,
+            resume=args.resume,
+        )
     elif args.benchmark == "retrieval":
         from benchmarks import retrieval_bench
 

@@ -1,0 +1,81 @@
+"""One query process for the scale benchmark's memory figures (run as a subprocess).
+
+``python -m benchmarks._scale_probe {kb,chroma} KB_DIR COLLECTION QUESTIONS_JSON TOP_K``
+answers every question, then prints one JSON line: resident memory now and at its peak
+(``VmRSS`` / ``VmHWM``), the first query's and the median query's milliseconds. ``kb`` opens
+the knowledge base and calls ``kb.retrieve``; ``chroma`` opens only the Chroma collection
+and queries it with the same hashed embedding.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+
+def _status_mb(field: str) -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) / 1024
+    raise KeyError(field)
+
+
+def _kb_query(kb_dir: str, top_k: int) -> Callable[[str], object]:
+    from benchmarks.scale_bench import HashEmbedding, limited_extractors
+    from llama_kb import KBConfig, KnowledgeBase
+
+    config = KBConfig(path=Path(kb_dir), cache_size=0)
+    kb = KnowledgeBase.open(
+        config=config, embedding=HashEmbedding(), extractors=limited_extractors()
+    )
+    return lambda q: kb.retrieve(q, top_k=top_k)
+
+
+def _chroma_query(kb_dir: str, collection: str, top_k: int) -> Callable[[str], object]:
+    import chromadb
+    from chromadb.config import Settings
+
+    from benchmarks._hash_embed import hash_vector
+
+    client = chromadb.PersistentClient(
+        path=str(Path(kb_dir) / "chroma"), settings=Settings(anonymized_telemetry=False)
+    )
+    chunks = client.get_collection(collection, embedding_function=None)
+    return lambda q: chunks.query(
+        query_embeddings=[hash_vector(q)],  # type: ignore[arg-type]
+        n_results=top_k,
+        include=["documents", "metadatas", "distances"],
+    )
+
+
+def main() -> None:
+    """Open, answer the questions, print the JSON line."""
+    mode, kb_dir, collection, questions_file, top_k = sys.argv[1:6]
+    questions = json.loads(Path(questions_file).read_text(encoding="utf-8"))
+    started = time.perf_counter()
+    if mode == "kb":
+        query = _kb_query(kb_dir, int(top_k))
+    else:
+        query = _chroma_query(kb_dir, collection, int(top_k))
+    open_ms = (time.perf_counter() - started) * 1000
+    times: list[float] = []
+    for question in questions:
+        started = time.perf_counter()
+        query(question)
+        times.append((time.perf_counter() - started) * 1000)
+    print(json.dumps({
+        "mode": mode,
+        "rss_mb": round(_status_mb("VmRSS"), 1),
+        "peak_rss_mb": round(_status_mb("VmHWM"), 1),
+        "open_ms": round(open_ms, 1),
+        "first_ms": round(times[0], 2),
+        "p50_ms": round(statistics.median(times[1:] or times), 2),
+    }))  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,50 @@
+"""The ``benchmarks scale`` mode end to end at a tiny size, and its synthetic corpus."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repo: benchmarks/
+
+from benchmarks import scale_bench
+from benchmarks.scale_corpus import SHARED_DATA, ReplicatedCorpus
+
+pytestmark = pytest.mark.skipif(
+    not (SHARED_DATA / "musique-dev" / "corpus.jsonl").exists(), reason="shared data sets missing"
+)
+
+
+@pytest.fixture(scope="module")
+def corpus() -> ReplicatedCorpus:
+    return ReplicatedCorpus()
+
+
+def test_replicas_have_new_ids_and_consistently_perturbed_names(corpus: ReplicatedCorpus) -> None:
+    size = len(corpus.base)
+    first, second = corpus.passage(7), corpus.passage(size + 7)
+    assert first["id"] != second["id"]
+    assert first["title"].endswith(corpus.tag(0)) and second["title"].endswith(corpus.tag(1))
+    assert corpus.passages(0, 5) == ReplicatedCorpus().passages(0, 5)  # deterministic
+    question = corpus.questions_for(size * 2, 10)[0]
+    replica = question.supporting_ids[0].rsplit("~r", 1)[1]
+    assert all(i.endswith(f"~r{replica}") for i in question.supporting_ids)
+
+
+@pytest.mark.slow
+def test_scale_mode_runs_at_a_tiny_size(tmp_path: Path) -> None:
+    figures = scale_bench.run(
+        tmp_path, [300], default_size=0, server_size=0, questions=6, images=tmp_path
+    )
+    (run,) = figures["runs"]
+    assert run["label"] == "hash-300" and run["questions"] == 6
+    for key in ("p50_ratio", "p95_ratio", "first_after_open_ratio", "first_after_add_ratio"):
+        assert run[key] > 0
+    assert run["memory"]["rss_ratio"] > 0
+    assert run["writes"]["documents"] == 3
+    assert "hash-300" in (tmp_path / "scale.md").read_text()
+    assert json.loads((tmp_path / "scale.json").read_text())["runs"][0]["passages"] == 300
+    assert (tmp_path / "scale-growth.png").stat().st_size > 0
