@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks._common import median, percentile, read_jsonl, write_results
-from llama_kb import KnowledgeBase, default_embedding
+from llama_kb import KBConfig, KnowledgeBase, default_embedding
 
 TOP_K = 10
 
@@ -36,7 +36,9 @@ def run(
     switch = _Switch.create()
     modes = ["off", "on"] if switch is not None else ["off"]
     times: dict[str, list[float]] = {mode: [] for mode in modes}
-    with KnowledgeBase.open(kb_dir, embedding=default_embedding()) as kb:
+    # no query cache: rounds repeat the questions, and a cached answer skips the work measured
+    config = KBConfig.build(path=kb_dir, cache_size=0)
+    with KnowledgeBase.open(config=config, embedding=default_embedding()) as kb:
         for question in questions[:20]:  # build the index, warm caches and the model
             kb.retrieve(question, top_k=TOP_K)
         for i, question in enumerate(questions * rounds):
