@@ -1,4 +1,5 @@
-"""``python -m benchmarks {ingest,retrieval,facts,backends,mcp,import,observability,scale} ...``."""
+"""``python -m benchmarks <name> ...``: ingest, retrieval, facts, backends, mcp, import,
+observability, scale, access."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ def main() -> None:
             "import",
             "observability",
             "scale",
+            "access",
         ],
     )
     parser.add_argument("--dataset", type=Path, default=DEFAULT_DATASET)
@@ -99,6 +101,10 @@ def main() -> None:
             questions=args.questions,
             resume=args.resume,
         )
+    elif args.benchmark == "access":
+        from benchmarks import access_bench
+
+        access_bench.run(args.out, size=args.limit or 10_000, questions=args.questions)
     elif args.benchmark == "retrieval":
         from benchmarks import retrieval_bench
 

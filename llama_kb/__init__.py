@@ -13,6 +13,9 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 _EXPORTS: dict[str, str] = {
+    "Access": "llama_kb.access",
+    "Principal": "llama_kb.access",
+    "AccessConfig": "llama_kb.config",
     "ChunkingConfig": "llama_kb.config",
     "KBConfig": "llama_kb.config",
     "LimitsConfig": "llama_kb.config",
@@ -56,6 +59,8 @@ _EXPORTS: dict[str, str] = {
 """Public name -> the module that defines it (imported when the name is first used)."""
 
 __all__ = [
+    "Access",
+    "AccessConfig",
     "BackendError",
     "BackendUnavailable",
     "ChunkingConfig",
@@ -83,6 +88,7 @@ __all__ = [
     "MissingDependencyError",
     "NotSupportedError",
     "OnnxMiniLMEmbedding",
+    "Principal",
     "QueryClassifier",
     "QueryError",
     "Route",
@@ -113,7 +119,14 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names load lazily
-    from llama_kb.config import ChunkingConfig, KBConfig, LimitsConfig, SecretsConfig
+    from llama_kb.access import Access, Principal
+    from llama_kb.config import (
+        AccessConfig,
+        ChunkingConfig,
+        KBConfig,
+        LimitsConfig,
+        SecretsConfig,
+    )
     from llama_kb.embeddings import OnnxMiniLMEmbedding, default_embedding
     from llama_kb.errors import (
         BackendError,

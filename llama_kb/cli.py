@@ -52,6 +52,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--prune", action="store_true", help="remove documents whose files are gone"
     )
     ingest.add_argument("--root", metavar="DIR", help="key documents by their path relative to DIR")
+    ingest.add_argument(
+        "--access",
+        metavar="KEY",
+        help="who may read documents that do not say it themselves: public, org:<org>, "
+        "org:<org>#<group>,..., user:<user> (default: the configured access.default)",
+    )
     ingest.add_argument("--quiet", action="store_true", help="no progress bar")
     ingest.add_argument("--json", action="store_true", help="print the report as JSON")
 
@@ -59,6 +65,12 @@ def build_parser() -> argparse.ArgumentParser:
     query.add_argument("text")
     query.add_argument("--top-k", type=int, default=5)
     query.add_argument("--route", choices=["semantic", "factual", "hybrid"], help="force a route")
+    query.add_argument(
+        "--as",
+        dest="principal",
+        metavar="USER@ORG",
+        help="ask as this user of this organization (default: anonymous, public records only)",
+    )
     query.add_argument("--json", action="store_true", help="print the fused context as JSON")
     query.add_argument(
         "--explain", action="store_true", help="show each candidate's scores, ranks and fate"
@@ -140,11 +152,14 @@ def _ingest(args: argparse.Namespace) -> int:
                     prune=args.prune,
                     show_progress=show_progress,
                     root=args.root,
+                    access=args.access,
                 )
             )
         for url in urls:
             source = _remote_source(url, args.include, args.exclude)
-            reports.append(kb.ingest(source, prune=args.prune, show_progress=show_progress))
+            reports.append(
+                kb.ingest(source, prune=args.prune, show_progress=show_progress, access=args.access)
+            )
     report = reports[0]
     for other in reports[1:]:
         report.merge(other)
@@ -169,11 +184,12 @@ def _remote_source(url: str, include: Sequence[str], exclude: Sequence[str]) -> 
 
 def _query(args: argparse.Namespace) -> int:
     with _open(args) as kb:
+        options = {"top_k": args.top_k, "route": args.route, "principal": args.principal}
         if args.explain:
-            explanation = kb.explain(args.text, top_k=args.top_k, route=args.route)
+            explanation = kb.explain(args.text, **options)
             context = explanation.context
         else:
-            context = kb.retrieve(args.text, top_k=args.top_k, route=args.route)
+            context = kb.retrieve(args.text, **options)
     if args.json:
         _print_json(context.to_dict())
         return EXIT_OK

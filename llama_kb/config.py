@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
 
+from llama_kb.access import access_key
 from llama_kb.errors import ConfigurationError
 from llama_kb.types import Route
 
@@ -251,6 +252,28 @@ class SecretsConfig(_Model):
     entropy: bool = True
 
 
+class AccessConfig(_Model):
+    """Who may read what (seed 001; see :mod:`llama_kb.access`).
+
+    Attributes:
+        default: Access key of documents ingested without one (``public``,
+            ``org:<org id>[#group,...]``, ``user:<user id>``).
+        require_principal: Refuse queries that do not say who asks (else they read public
+            records only).
+    """
+
+    default: str = "public"
+    require_principal: bool = False
+
+    @model_validator(mode="after")
+    def _valid_default(self) -> AccessConfig:
+        try:
+            access_key(self.default)
+        except ConfigurationError as e:
+            raise ValueError(str(e)) from None
+        return self
+
+
 class KBConfig(_Model):
     """Everything needed to open a knowledge base.
 
@@ -284,6 +307,7 @@ class KBConfig(_Model):
     limits: LimitsConfig = LimitsConfig()
     secrets: SecretsConfig = SecretsConfig()
     cache_size: int = Field(default=256, ge=0)
+    access: AccessConfig = AccessConfig()
 
     @model_validator(mode="after")
     def _one_graph_server(self) -> KBConfig:

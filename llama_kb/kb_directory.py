@@ -23,8 +23,11 @@ KB_FILE = "kb.json"
 KB_FORMAT = 1
 
 
-def open_stores(config: KBConfig, root: Path) -> tuple[ChromaChunkStore, KBGraphStore, Manifest]:
-    """Open the three stores; a damaged local file raises :class:`CorruptStoreError`."""
+def open_stores(
+    config: KBConfig, root: Path, kb_id: str, fresh: bool
+) -> tuple[ChromaChunkStore, KBGraphStore, Manifest]:
+    """Open the three stores; a damaged local file raises :class:`CorruptStoreError`, a
+    server namespace owned by another knowledge base :class:`KnowledgeBaseError`."""
     chroma = root / "chroma"
     local_graph = config.neo4j is None and config.falkordb is None
     manifest = open_checked(
@@ -32,10 +35,20 @@ def open_stores(config: KBConfig, root: Path) -> tuple[ChromaChunkStore, KBGraph
         (root / "manifest.sqlite",),
     )  # fmt: skip
     try:
-        return _open_others(config, root, chroma, local_graph, manifest)
+        vectors, graph, manifest = _open_others(config, root, chroma, local_graph, manifest)
     except BaseException:
         manifest.close()
         raise
+    try:
+        vectors.claim(kb_id, fresh)
+        claim = getattr(graph, "claim", None)
+        if callable(claim):
+            claim(kb_id, fresh)
+    except BaseException:
+        manifest.close()
+        graph.close()
+        raise
+    return vectors, graph, manifest
 
 
 def _open_others(

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from llama_index.core.base.embeddings.base import BaseEmbedding
 
+from llama_kb.access import Access, access_key
 from llama_kb.config import KBConfig
 from llama_kb.embeddings import embedding_fingerprint, resolve_embedding
 from llama_kb.ingest.documents import to_source_documents
@@ -31,6 +32,7 @@ from llama_kb.kb_directory import (
     dimension_of,
     open_stores,
 )
+from llama_kb.kb_identity import settle_identity
 from llama_kb.knowledge import (
     KnowledgeProvider,
     LoadReport,
@@ -84,7 +86,7 @@ class KnowledgeBase:
         )  # fmt: skip
         self.engine = ContextEngine(
             vectors, graph, embedding, defaults=config.retrieval, ranking=config.ranking,
-            cache_size=config.cache_size,
+            cache_size=config.cache_size, require_principal=config.access.require_principal,
         )  # fmt: skip
         self._knowledge: KnowledgeStore | None = None
         self._closed = False
@@ -126,6 +128,7 @@ class KnowledgeBase:
         embed = resolve_embedding(embedding)
         meta = check_directory(root, create)
         dimension = dimension_of(embed)
+        fresh = meta is None
         if meta is None:
             root.mkdir(parents=True, exist_ok=True)
             meta = {
@@ -134,10 +137,13 @@ class KnowledgeBase:
                 "embedding": {**embedding_fingerprint(embed), "dimension": dimension},
                 "chunking": config.chunking.model_dump(),
             }
-            (root / KB_FILE).write_text(json.dumps(meta, indent=2), encoding="utf-8")
         else:
             check_embedding(root, meta, embed, dimension)
-        vectors, graph, manifest = open_stores(config, root)
+        before = dict(meta)
+        config = settle_identity(config, root, meta, fresh)
+        if meta != before:
+            (root / KB_FILE).write_text(json.dumps(meta, indent=2), encoding="utf-8")
+        vectors, graph, manifest = open_stores(config, root, meta["id"], fresh)
         chosen = default_extractors() if extractors is None else list(extractors)
         return cls(config, embed, vectors, graph, manifest, chosen)
 
@@ -181,6 +187,7 @@ class KnowledgeBase:
         prune: bool = False,
         show_progress: bool = False,
         root: str | Path | None = None,
+        access: Access | Mapping[str, Any] | str | None = None,
     ) -> IngestReport:
         """Add, update or (with ``prune``) remove documents; unchanged files cost nothing.
 
@@ -195,13 +202,24 @@ class KnowledgeBase:
             root: Key documents by their path relative to this directory, so the same tree
                 copied or moved elsewhere keeps its ids (copies with the same content are
                 recognised by hash and not stored twice). Default: absolute paths.
+            access: Who may read documents that do not say it themselves (an
+                :class:`~llama_kb.access.Access`, a key such as ``"org:acme"`` or
+                ``"user:alice"``, or seed 001's ``{"level": ..., "orgId": ...}``); default
+                ``config.access.default``. A document's own ``access`` / ``permissions``
+                (front matter, a JSONL field) wins.
 
         Returns:
             What was added, updated, unchanged, removed, and what failed (with reasons).
+
+        Raises:
+            ConfigurationError: ``access`` is malformed.
         """
+        key = self._access_key(access)
         with write_lock(self.config.path.expanduser()):
             if isinstance(paths, FilesAdapter):
-                return self._pipeline.run_source(paths, prune=prune, show_progress=show_progress)
+                return self._pipeline.run_source(
+                    paths, prune=prune, show_progress=show_progress, access=key
+                )
             if isinstance(paths, str | Path):
                 paths = [paths]
             return self._pipeline.run(
@@ -211,10 +229,18 @@ class KnowledgeBase:
                 prune=prune,
                 show_progress=show_progress,
                 root=root,
+                access=key,
             )
 
+    def _access_key(self, access: Access | Mapping[str, Any] | str | None) -> str:
+        return access_key(self.config.access.default if access is None else access)
+
     def add_documents(
-        self, documents: Sequence[Any], *, ids: Sequence[str] | None = None
+        self,
+        documents: Sequence[Any],
+        *,
+        ids: Sequence[str] | None = None,
+        access: Access | Mapping[str, Any] | str | None = None,
     ) -> IngestReport:
         """Ingest in-memory documents through the same incremental pipeline as files.
 
@@ -222,12 +248,15 @@ class KnowledgeBase:
             documents: LlamaIndex ``Document`` / ``TextNode``, LangChain ``Document``, ``str``
                 (see :mod:`llama_kb.ingest.documents` for how ids and metadata are taken).
             ids: Optional ids, one per document.
+            access: Who may read them, as for :meth:`ingest`.
 
         Returns:
             The report; unchanged documents (same id and content) are not embedded again.
         """
         with write_lock(self.config.path.expanduser()):
-            return self._pipeline.add_documents(to_source_documents(documents, ids))
+            return self._pipeline.add_documents(
+                to_source_documents(documents, ids), access=self._access_key(access)
+            )
 
     def delete(self, ids: Sequence[str]) -> list[str]:
         """Delete documents by id, or by LlamaIndex ``ref_doc_id``; returns the ids deleted.

@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from typing import Any
 
+from llama_kb.access import ACCESS_FIELD, access_key
+from llama_kb.errors import ConfigurationError, DocumentError
 from llama_kb.types import Segment, SourceDocument
 
-__all__ = ["document_access", "document_from_json", "document_hash", "document_json"]
+__all__ = [
+    "document_access",
+    "document_from_json",
+    "document_hash",
+    "document_json",
+    "with_access",
+]
 
 
 def document_hash(doc: SourceDocument) -> str:
@@ -48,7 +57,31 @@ def document_from_json(payload: str) -> SourceDocument:
     )
 
 
+_ACCESS_KEYS = ("access", "permission", "permissions")
+
+
 def document_access(doc: SourceDocument) -> str | None:
-    """The document's access level (``access`` or ``permission`` metadata), if any."""
-    value = doc.metadata.get("access", doc.metadata.get("permission"))
+    """The document's access key (``access`` metadata), if any."""
+    value = doc.metadata.get(ACCESS_FIELD)
     return None if value is None else str(value)
+
+
+def with_access(doc: SourceDocument, default: str) -> SourceDocument:
+    """``doc`` with its canonical access key in ``metadata["access"]``: from its own
+    ``access`` / ``permission`` / ``permissions`` metadata (front matter, a JSONL field), else
+    ``default``. Segments cannot widen it (their access fields are dropped).
+
+    Raises:
+        DocumentError: The document's access is malformed.
+    """
+    given = next((doc.metadata[k] for k in _ACCESS_KEYS if k in doc.metadata), None)
+    try:
+        key = default if given is None else access_key(given)
+    except ConfigurationError as e:
+        raise DocumentError(doc.source_path, f"{doc.doc_id}: {e}") from None
+    metadata = {k: v for k, v in doc.metadata.items() if k not in _ACCESS_KEYS}
+    segments = tuple(
+        Segment(s.text, {k: v for k, v in s.metadata.items() if k not in _ACCESS_KEYS})
+        for s in doc.segments
+    )
+    return dataclasses.replace(doc, metadata={**metadata, ACCESS_FIELD: key}, segments=segments)

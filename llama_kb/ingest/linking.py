@@ -14,10 +14,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from llama_index.core.graph_stores.types import Relation
 
 from llama_kb import graph_model as gm
+from llama_kb.access import ACCESS_FIELD, PUBLIC
 from llama_kb.names import Mention, NameMatcher, find_mentions_many, matchable_forms
 from llama_kb.stores.chroma_vector import ChromaChunkStore
 from llama_kb.stores.graph import KBGraphStore
-from llama_kb.stores.search import SearchIndex
+from llama_kb.stores.search import SearchIndex, restricted
 
 _LINKED_LABELS = (gm.DOCUMENT, gm.ENTITY)
 _BATCH = 256
@@ -72,6 +73,46 @@ def _link_with_index(
     new_doc_ids: Sequence[str],
     relink_all: bool,
 ) -> list[Relation]:
+    """Links that reveal nothing (see :mod:`llama_kb.access`): a chunk links to the names
+    visible through public records or records of its own key (the link inherits the
+    chunk's key); an older chunk links to a new document's title when the document is public
+    (the link keeps the chunk's key), of the chunk's key, or when the chunk is public (the
+    link takes the document's key)."""
+    access = {c: str(m.get(ACCESS_FIELD, PUBLIC)) for c, (_, m) in _records(index, written)}
+    relations: list[Relation] = []
+    for key in sorted({access.get(chunk[0], PUBLIC) for chunk in written}):
+        group = [chunk for chunk in written if access.get(chunk[0], PUBLIC) == key]
+        found = _link_new(restricted(index, frozenset({PUBLIC, key})), group)
+        relations.extend(_with_access(found, key))
+    if relink_all or not new_doc_ids or index.chunk_count() <= len(written):
+        return relations
+    written_ids = {chunk_id for chunk_id, _, _ in written}
+    doc_access = {doc_id: access.get(c, PUBLIC) for c, doc_id, _ in written}
+    for key in sorted({doc_access.get(d, PUBLIC) for d in new_doc_ids}):
+        docs = [d for d in new_doc_ids if doc_access.get(d, PUBLIC) == key]
+        scoped = index if key == PUBLIC else restricted(index, frozenset({PUBLIC, key}))
+        found = _link_older(scoped, graph, docs, written_ids)
+        relations.extend(_with_access(found, key) if key != PUBLIC else found)
+    return relations
+
+
+def _with_access(relations: list[Relation], key: str) -> list[Relation]:
+    for rel in relations:
+        rel.properties[ACCESS_FIELD] = key
+    return relations
+
+
+def _records(
+    index: SearchIndex, written: Sequence[tuple[str, str, str]]
+) -> Iterable[tuple[str, tuple[str, dict]]]:
+    for start in range(0, len(written), _BATCH):
+        ids = [chunk_id for chunk_id, _, _ in written[start : start + _BATCH]]
+        yield from index.chunk_records(ids).items()
+
+
+def _link_new(index: SearchIndex, written: Sequence[tuple[str, str, str]]) -> list[Relation]:
+    """Mentions in the ``written`` chunks of names ``index`` knows."""
+
     def lookup(keys: list[str]) -> Mapping[str, Mapping[str, str | None]]:
         found: dict[str, dict[str, str | None]] = {}
         for form in index.name_forms(keys, _LINKED_LABELS):
@@ -84,23 +125,29 @@ def _link_with_index(
         found = find_mentions_many([t for _, _, t in batch], lookup, _LONGEST, unique=False)
         for (chunk_id, doc_id, _), mentions in zip(batch, found, strict=True):
             relations.extend(_relations(chunk_id, doc_id, mentions))
-    if relink_all or not new_doc_ids or index.chunk_count() <= len(written):
-        return relations
-    new_names = graph.named_nodes(ids=[gm.doc_node_id(d) for d in new_doc_ids])
+    return relations
+
+
+def _link_older(
+    index: SearchIndex, graph: KBGraphStore, doc_ids: Sequence[str], written_ids: set[str]
+) -> list[Relation]:
+    """Mentions of the titles of ``doc_ids`` in older chunks ``index`` holds."""
+    new_names = graph.named_nodes(ids=[gm.doc_node_id(d) for d in doc_ids])
     if not new_names:
-        return relations
+        return []
     fresh = NameMatcher().add_all((name, node_id) for node_id, name, _ in new_names)
     phrases = {" ".join(words) for _, name, _ in new_names for words in matchable_forms(name)}
-    written_ids = {chunk_id for chunk_id, _, _ in written}
     older = sorted(set(index.phrase_chunks(sorted(phrases))) - written_ids)
+    relations: list[Relation] = []
     for start in range(0, len(older), _BATCH):
         records = index.chunk_records(older[start : start + _BATCH])
-        relations.extend(
-            mention_relations(
-                ((c, str(meta.get("doc_id", "")), text) for c, (text, meta) in records.items()),
-                fresh,
-            )
+        found = mention_relations(
+            ((c, str(meta.get("doc_id", "")), text) for c, (text, meta) in records.items()),
+            fresh,
         )
+        for rel in found:  # the chunk's key; narrowed by the caller for a restricted title
+            rel.properties[ACCESS_FIELD] = str(records[rel.source_id][1].get(ACCESS_FIELD, PUBLIC))
+        relations.extend(found)
     return relations
 
 

@@ -23,6 +23,7 @@ from llama_index.core.base.embeddings.base import BaseEmbedding
 from tqdm.auto import tqdm
 
 from llama_kb import graph_model as gm
+from llama_kb.access import ACCESS_FIELD, PUBLIC
 from llama_kb.config import ChunkingConfig, LimitsConfig, SecretsConfig
 from llama_kb.errors import BackendUnavailable, EmbeddingError, LlamaKBError
 from llama_kb.ingest._doc_codec import document_access, document_hash, document_json
@@ -100,24 +101,35 @@ class IngestionPipeline:
         prune: bool = False,
         show_progress: bool = False,
         root: str | Path | None = None,
+        access: str = PUBLIC,
     ) -> IngestReport:
         """Ingest local ``paths`` (files or directories); see the module docstring.
 
         With ``root``, documents are keyed by their path relative to it (see
-        :class:`~llama_kb.ingest.sources.local_adapter.LocalFiles`).
+        :class:`~llama_kb.ingest.sources.local_adapter.LocalFiles`). ``access`` is the key
+        of documents that do not set their own (:mod:`llama_kb.access`).
         """
         return self.run_source(
-            LocalFiles(root, paths, include, exclude), prune=prune, show_progress=show_progress
+            LocalFiles(root, paths, include, exclude),
+            prune=prune,
+            show_progress=show_progress,
+            access=access,
         )
 
     def run_source(
-        self, source: FilesAdapter, prune: bool = False, show_progress: bool = False
+        self,
+        source: FilesAdapter,
+        prune: bool = False,
+        show_progress: bool = False,
+        access: str = PUBLIC,
     ) -> IngestReport:
         """Ingest every file a :class:`FilesAdapter` lists; ``prune`` drops unlisted ones."""
         with use_limits(self.limits):
-            return self._run_source(source, prune, show_progress)
+            return self._run_source(source, prune, show_progress, access)
 
-    def _run_source(self, source: FilesAdapter, prune: bool, show_progress: bool) -> IngestReport:
+    def _run_source(
+        self, source: FilesAdapter, prune: bool, show_progress: bool, access: str
+    ) -> IngestReport:
         started = time.perf_counter()
         report = IngestReport()
         self._finish_interrupted_removals(report)
@@ -127,7 +139,7 @@ class IngestionPipeline:
             report.failed.append(IngestFailure(source.root, f"cannot list: {e}"))
             return self._finish(report, started)
         report.failed.extend(getattr(source, "failures", ()))
-        works = self.planner.plan(source, infos, report)
+        works = self.planner.plan(source, infos, report, access)
         listed = {i.key for i in infos}
         return (
             self._commit(
@@ -138,15 +150,19 @@ class IngestionPipeline:
         )
 
     def add_documents(
-        self, docs: Sequence[SourceDocument], show_progress: bool = False
+        self,
+        docs: Sequence[SourceDocument],
+        show_progress: bool = False,
+        access: str = PUBLIC,
     ) -> IngestReport:
         """Ingest documents given in memory; each ``source_path`` groups documents to delete
         together (``inline:<ref id>``). Unchanged documents cost a hash. Documents are
-        validated and scanned for secrets first, as files are."""
+        validated and scanned for secrets first, as files are; ``access`` is the key of
+        those that do not set their own."""
         with use_limits(self.limits):
             started = time.perf_counter()
             report = IngestReport()
-            works = self._plan_inline(self.planner.screen(docs, report), report)
+            works = self._plan_inline(self.planner.screen(docs, report, access), report)
             return self._commit(works, report, started, show_progress)
 
     def _plan_inline(
@@ -265,13 +281,22 @@ class IngestionPipeline:
             doc_node = gm.doc_node_id(doc.doc_id)
             relations.extend(gm.relation(c.chunk_id, gm.PART_OF, doc_node, 0.0) for c in doc_chunks)
         batch_ids = {doc.doc_id for _, doc, _ in batch}
+        access = {doc.doc_id: document_access(doc) or PUBLIC for _, doc, _ in batch}
+        chunk_access = {c.chunk_id: access[c.doc_id] for c in chunks}
         items = [(doc, doc_chunks) for _, doc, doc_chunks in batch]
         for extractor in self.extractors:
-            for fragment in _extract_all(extractor, items):
+            fragments = _extract_all(extractor, items)
+            for (doc, _), fragment in zip(items, fragments, strict=True):
                 for node in fragment.nodes:  # nodes carrying a doc_id of the batch are its own
                     own = node.properties.get("doc_id") in batch_ids
+                    if own and node.label == gm.FACT:  # as private as its document
+                        node.properties[ACCESS_FIELD] = access[node.properties["doc_id"]]
                     (owned if own else extracted).append(node)
+                for rel in fragment.relations:  # what a document says is as private as it
+                    rel.properties.setdefault(ACCESS_FIELD, access[doc.doc_id])
                 relations.extend(fragment.relations)
+        for rel in relations:
+            rel.properties.setdefault(ACCESS_FIELD, chunk_access.get(rel.source_id, PUBLIC))
         self.graph.upsert_nodes(owned + self._missing(extracted, {n.id for n in owned}))
         self.graph.upsert_relations(relations)
         self.manifest.mark_ready([(d.doc_id, w.hashes[d.doc_id], len(cs)) for w, d, cs in batch])

@@ -9,13 +9,15 @@ reader returned) and compares each document's content hash with the manifest.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from llama_kb.access import PUBLIC
 from llama_kb.config import LimitsConfig, SecretsConfig
 from llama_kb.errors import DocumentError
-from llama_kb.ingest._doc_codec import document_hash
+from llama_kb.ingest._doc_codec import document_hash, with_access
 from llama_kb.ingest.guards import SecretScanner, screen_documents
 from llama_kb.ingest.guards.limits import check_file
 from llama_kb.ingest.manifest import Manifest, SourceRecord
@@ -56,13 +58,29 @@ class Planner:
         self.secrets = secrets
         self.scanner = SecretScanner(entropy=secrets.entropy)
 
-    def screen(self, docs: Sequence[SourceDocument], report: IngestReport) -> list[SourceDocument]:
-        """Validate documents and apply the secret mode; refusals and warnings go to
-        ``report``. Returns the documents that may be written."""
+    def screen(
+        self, docs: Sequence[SourceDocument], report: IngestReport, access: str = PUBLIC
+    ) -> list[SourceDocument]:
+        """Validate documents, apply the secret mode and settle each one's access key (its
+        own, else ``access``); refusals and warnings go to ``report``. Returns the documents
+        that may be written."""
         screened = screen_documents(docs, self.limits, self.secrets, self.scanner)
         report.failed.extend(screened.failures)
         report.warnings.extend(screened.warnings)
-        return screened.documents
+        stamped = []
+        for doc in screened.documents:
+            try:
+                stamped.append(with_access(doc, access))
+            except DocumentError as e:
+                report.failed.append(IngestFailure(e.source, e.reason))
+        return stamped
+
+    def fingerprint_for(self, access: str) -> str:
+        """The pipeline fingerprint with the run's default access key folded in (files read
+        under another access are read again)."""
+        if access == PUBLIC:
+            return self.fingerprint
+        return hashlib.sha256(f"{self.fingerprint}:{access}".encode()).hexdigest()[:16]
 
     def check_size(self, source: FilesAdapter, info: FileInfo) -> None:
         """Refuse special and oversized files before they are read or hashed."""
@@ -77,8 +95,15 @@ class Planner:
             )
 
     def plan(
-        self, source: FilesAdapter, infos: Sequence[FileInfo], report: IngestReport
+        self,
+        source: FilesAdapter,
+        infos: Sequence[FileInfo],
+        report: IngestReport,
+        access: str = PUBLIC,
     ) -> list[SourceWork]:
+        """The work for the listed files: unchanged ones (same size and time, or ETag, or
+        content, read with the same pipeline and default ``access``) are skipped."""
+        fingerprint = self.fingerprint_for(access)
         pending = self.manifest.pending_sources()
         listed = {i.key for i in infos}
         seen: dict[str, str] = {}
@@ -92,7 +117,7 @@ class Planner:
                 if (
                     fresh
                     and known
-                    and known.sha256.endswith(self.fingerprint)
+                    and known.sha256.endswith(fingerprint)
                     and (
                         (known.size, known.mtime_ns) == (info.size, info.mtime_ns)
                         or (
@@ -108,7 +133,7 @@ class Planner:
                         )
                     continue
                 fetched = fetch(source, info)
-                digest = fetched.sha256 + ":" + self.fingerprint
+                digest = fetched.sha256 + ":" + fingerprint
                 record = SourceRecord(
                     key, info.size, info.mtime_ns, digest, source.uri(key), source.root, info.etag
                 )
@@ -128,7 +153,7 @@ class Planner:
                 report.failed.append(IngestFailure(source.uri(key), e.strerror or str(e)))
                 continue
             report.failed.extend(result.failures)
-            docs = self.screen(result.documents, report)
+            docs = self.screen(result.documents, report, access)
             works.append(self.compare(record, docs, report, seen))
         return works
 

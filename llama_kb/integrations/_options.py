@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from llama_kb.access import Principal
 from llama_kb.config import QueryOptions
-from llama_kb.errors import QueryError
+from llama_kb.errors import ConfigurationError, QueryError
 from llama_kb.retrieval.options import ALIASES, resolve_options
 
 __all__ = ["FRAMEWORK_ALIASES", "FaceOptions", "face_options"]
@@ -44,7 +45,8 @@ def face_options(defaults: QueryOptions, *layers: Mapping[str, Any] | None) -> F
     Each layer may use :class:`QueryOptions` names, :data:`FRAMEWORK_ALIASES`, and a nested
     ``search_kwargs`` mapping (applied before the layer's own keys). Unless some layer sets
     ``max_facts``, facts are bounded by ``top_k``, so a caller asking for ``k`` passages does
-    not get twenty facts besides.
+    not get twenty facts besides. A ``principal`` (who asks, :mod:`llama_kb.access`) is
+    checked here and passed on to the engine.
 
     Raises:
         QueryError: An unknown option or an invalid value.
@@ -60,7 +62,13 @@ def face_options(defaults: QueryOptions, *layers: Mapping[str, Any] | None) -> F
         for name, value in [*nested.items(), *own.items()]:
             if value is not None:
                 merged[FRAMEWORK_ALIASES.get(str(name), str(name))] = value
+    principal = merged.pop("principal", None)
     options = resolve_options(defaults, **merged)
+    if principal is not None:
+        try:
+            merged["principal"] = Principal.parse(principal)
+        except ConfigurationError as e:
+            raise QueryError(str(e)) from None
     if "max_facts" not in merged:
         merged["max_facts"] = options.top_k
         options = options.model_copy(update={"max_facts": options.top_k})

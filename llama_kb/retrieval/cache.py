@@ -18,9 +18,13 @@ from llama_kb.config import QueryOptions
 from llama_kb.retrieval.payload import FusedContext
 
 
-def cache_key(query: str, options: QueryOptions, revision: int) -> Hashable:
-    """The identity of a result: the query, every option and the index revision."""
-    return (query, json.dumps(options.model_dump(mode="json"), sort_keys=True), revision)
+def cache_key(
+    query: str, options: QueryOptions, revision: int, access: frozenset[str] | None = None
+) -> Hashable:
+    """The identity of a result: the query, every option, the access keys read (``None``:
+    all) and the index revision."""
+    options_json = json.dumps(options.model_dump(mode="json"), sort_keys=True)
+    return (query, options_json, revision, access)
 
 
 class QueryCache:

@@ -33,8 +33,9 @@ from typing import Any
 from llama_index.core.base.embeddings.base import BaseEmbedding
 
 from llama_kb import graph_model as gm
+from llama_kb.access import Principal
 from llama_kb.config import QueryOptions, RankingConfig
-from llama_kb.errors import LlamaKBError, QueryError
+from llama_kb.errors import ConfigurationError, LlamaKBError, QueryError
 from llama_kb.names import candidate_spans, find_mentions
 from llama_kb.retrieval import fact_step, ranking
 from llama_kb.retrieval import trace as observe
@@ -51,7 +52,7 @@ from llama_kb.retrieval.payload import Classification, Fact, FusedContext
 from llama_kb.retrieval.plan import QueryPlan
 from llama_kb.stores.chroma_vector import ChromaChunkStore
 from llama_kb.stores.graph import KBGraphStore
-from llama_kb.stores.search import SearchIndex
+from llama_kb.stores.search import SearchIndex, restricted
 from llama_kb.types import Route, SearchHit
 
 logger = logging.getLogger(__name__)
@@ -67,7 +68,9 @@ class ContextEngine:
         classifier: Routes queries; default :class:`HeuristicClassifier`.
         defaults: Default query options.
         ranking: Ranking weights and constants.
-        cache_size: Results kept by (query, options, index revision); 0 disables the cache.
+        cache_size: Results kept by (query, options, access, index revision); 0 disables
+            the cache.
+        require_principal: Refuse queries without a principal (else they read public records).
     """
 
     def __init__(
@@ -79,6 +82,7 @@ class ContextEngine:
         defaults: QueryOptions | None = None,
         ranking: RankingConfig | None = None,
         cache_size: int = 256,
+        require_principal: bool = False,
     ) -> None:
         self.vectors = vectors
         self.graph = graph
@@ -93,6 +97,7 @@ class ContextEngine:
         self._fuzzy = FuzzyNameLinker(embedding, self.ranking.name_similarity)
         self.fact_ranker = FactRanker(embedding, self.ranking)
         self.cache = QueryCache(cache_size)
+        self.require_principal = require_principal
 
     # -- public -----------------------------------------------------------------------
 
@@ -103,7 +108,9 @@ class ContextEngine:
         Args:
             query: The question or keywords.
             **options: ``top_k`` (passages), ``max_facts`` (facts), ``min_score`` (in
-                [0, 1], on passages and facts alike), ``filters``
+                [0, 1], on passages and facts alike), ``principal`` (who asks: a
+                :class:`~llama_kb.access.Principal`, ``"user@org"`` or a mapping; records it
+                may not read do not exist for the query; none = public records), ``filters``
                 (``{"field": value or [values]}``), ``route`` (force one),
                 ``max_cost`` / ``max_hops`` / ``max_nodes`` (graph traversal budget),
                 ``include_structural``, ``strict`` (raise instead of degrading), ``explain``
@@ -166,6 +173,13 @@ class ContextEngine:
     # -- steps ------------------------------------------------------------------------
 
     def _plan(self, query: str, options: dict[str, Any]) -> QueryPlan:
+        options = dict(options)
+        try:
+            principal = Principal.parse(options.pop("principal", None))
+        except ConfigurationError as e:
+            raise QueryError(f"invalid principal: {e}") from None
+        if principal.anonymous and self.require_principal:
+            raise QueryError("this knowledge base requires a principal: pass principal=...")
         plan = QueryPlan(
             validate_query(query),
             resolve_options(self.defaults, **options),
@@ -175,7 +189,7 @@ class ContextEngine:
         started = time.perf_counter()
         chunks = 0
         try:
-            index = self.search_index
+            index = self._scoped(self.search_index, principal, plan)
             if self.cache.size and not plan.options.explain:
                 plan.cache_key = self._cache_key(plan, index)
                 plan.cached = None if plan.cache_key is None else self.cache.get(plan.cache_key)
@@ -218,11 +232,19 @@ class ContextEngine:
         return plan
 
     @staticmethod
+    def _scoped(index: SearchIndex, principal: Principal, plan: QueryPlan) -> SearchIndex:
+        """``index`` as ``principal`` sees it: restricted when some stored record is not
+        visible to it (:mod:`llama_kb.access`)."""
+        view = restricted(index, principal.visible(index.access_keys()))
+        plan.access = view.visible
+        return view
+
+    @staticmethod
     def _cache_key(plan: QueryPlan, index: SearchIndex) -> Hashable | None:
         """The result's cache key; ``None`` (no caching) when the store cannot say its
         revision, since then nobody knows whether a cached result is still current."""
         try:
-            return cache_key(plan.query, plan.options, index.revision)
+            return cache_key(plan.query, plan.options, index.revision, plan.access)
         except Exception:
             return None
 
@@ -269,7 +291,9 @@ class ContextEngine:
             vector = plan.query_vector or self.embedding.get_query_embedding(plan.query)
             plan.query_vector = list(vector)
             searched = plan.stages.add("embedding", started)
-            hits = self.vectors.query(vector, self._candidates(plan), plan.options.filters)
+            hits = self.vectors.query(
+                vector, self._candidates(plan), plan.options.filters, plan.access
+            )
             plan.stages.add("dense", searched, out=len(hits))
         except Exception as e:
             self._degrade(plan, "vector", e)

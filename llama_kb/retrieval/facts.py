@@ -32,13 +32,16 @@ def graph_facts(
     """
     if not seeds:
         return []
-    steps = graph.traverse(list(seeds), max_cost=max_cost, max_hops=max_hops, max_nodes=max_nodes)
+    access = view.index.visible
+    steps = graph.traverse(
+        list(seeds), max_cost=max_cost, max_hops=max_hops, max_nodes=max_nodes, access=access
+    )
     reached: dict[str, tuple[float, int]] = {s: (0.0, 0) for s in seeds}
     candidates: list[tuple[Relation, float, int]] = []
     for step in steps:
         reached.setdefault(step.target, (step.path_cost, step.hops))
         candidates.append((step.relation, step.path_cost, step.hops))
-    for relation in graph.relations_among(list(reached)):
+    for relation in graph.relations_among(list(reached), access):
         cost, hops = min(reached[relation.source_id], reached[relation.target_id])
         cost += float(relation.properties.get("weight", 1.0))
         if cost <= max_cost + COST_EPSILON:

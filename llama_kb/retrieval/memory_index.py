@@ -18,6 +18,8 @@ from typing import Any
 import numpy as np
 
 from llama_kb import graph_model as gm
+from llama_kb.access import ACCESS_FIELD, PUBLIC
+from llama_kb.errors import QueryError
 from llama_kb.names import fold, matchable_forms, name_key, tokens
 from llama_kb.retrieval.fuzzy_names import trigrams
 from llama_kb.retrieval.index import matches_filters, top_rows
@@ -59,10 +61,33 @@ class MemorySearchIndex:
         self._tables: _Tables | None = None
         self._version: int | None = None
 
+    visible: frozenset[str] | None = None
+
     @property
     def revision(self) -> int:
         """The graph store's revision."""
         return self.graph.revision
+
+    def access_keys(self) -> frozenset[str]:
+        """Access keys of the chunks held."""
+        records = self._current().records.values()
+        return frozenset(str(meta.get(ACCESS_FIELD, PUBLIC)) for _, meta in records)
+
+    def scoped(self, visible: frozenset[str] | None) -> MemorySearchIndex:
+        """This index, when ``visible`` covers every stored record.
+
+        Raises:
+            QueryError: The graph store holds records outside ``visible``: access scopes are
+                enforced by the embedded SQLite graph store only (yet), so the query is
+                refused rather than answered from records the principal may not read.
+        """
+        if visible is None or self.access_keys() <= visible:
+            return self
+        raise QueryError(
+            f"this knowledge base's graph store ({type(self.graph).__name__}) cannot restrict "
+            "retrieval to a principal's access yet, and it holds records that are not visible "
+            "to this principal; use the embedded SQLite graph store for access-scoped data"
+        )
 
     def _current(self) -> _Tables:
         try:

@@ -22,6 +22,9 @@ class QueryPlan:
     started: float
     view: Candidates | None = None
     """The store lookups of this query and the chunks it ranks (``None``: index unavailable)."""
+    access: frozenset[str] | None = None
+    """The access keys the query's principal reads, when some stored record is not among
+    them (``None``: it reads everything stored)."""
     cache_key: Hashable | None = None
     cached: FusedContext | None = None
     """The cached result for this query, options and index revision, if any."""

@@ -5,11 +5,12 @@ Results carry llama-kb ids and come back sorted by id (see :mod:`llama_kb.stores
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from typing import Any
 
 from llama_index.core.graph_stores.types import LabelledNode, Relation, Triplet
 
+from llama_kb.access import readable
 from llama_kb.stores._cypher_base import (
     _PATTERNS,
     ENTITY_LABEL,
@@ -21,6 +22,7 @@ from llama_kb.stores._cypher_base import (
     kb_label,
     to_node,
 )
+from llama_kb.stores.ownership import check_owner
 from llama_kb.stores.traversal import Direction, TraversalStep, traverse_fetched
 
 
@@ -172,8 +174,11 @@ class CypherReads(CypherRunner):
         )
         return {r[0] for r in rows}
 
-    def relations_among(self, ids: Iterable[str]) -> list[Relation]:
-        """Relations whose source and target are both in ``ids``, sorted."""
+    def relations_among(
+        self, ids: Iterable[str], access: Collection[str] | None = None
+    ) -> list[Relation]:
+        """Relations whose source and target are both in ``ids`` (readable with ``access``),
+        sorted."""
         wanted = list(dict.fromkeys(ids))
         if not wanted:
             return []
@@ -183,7 +188,11 @@ class CypherReads(CypherRunner):
             {"ids": wanted},
             action="read relations",
         )
-        found = {(s, t, kind): _relation(s, t, kind, props) for s, t, kind, props in rows}
+        found = {
+            (s, t, kind): _relation(s, t, kind, props)
+            for s, t, kind, props in rows
+            if readable(props or {}, access)
+        }
         return [found[k] for k in sorted(found)]
 
     def iter_relations(
@@ -205,6 +214,26 @@ class CypherReads(CypherRunner):
         )
         for source, target, rel_type, weight in rows:
             yield source, target, rel_type, 1.0 if weight is None else float(weight)
+
+    def claim(self, kb_id: str, fresh: bool) -> None:
+        """Record ``kb_id`` as the graph's owner (see :func:`.ownership.check_owner`).
+
+        Raises:
+            KnowledgeBaseError: Another knowledge base owns or uses the graph.
+        """
+        rows = self._query(
+            f"MATCH (m:{META_LABEL} {{key: 'owner'}}) RETURN m.value", action="read the owner"
+        )
+        owner = rows[0][0] if rows else None
+        namespace = str(getattr(self, "graph_name", None) or self.dialect.name)
+        check_owner("graph", namespace, owner, kb_id, self.count_nodes(), fresh)
+        if owner != kb_id:
+            self._query(
+                f"MERGE (m:{META_LABEL} {{key: 'owner'}}) SET m.value = $owner",
+                {"owner": kb_id},
+                write=True,
+                action="record the owner",
+            )
 
     def count_nodes(self, label: str | None = None) -> int:
         """Number of nodes (of llama-kb ``label``), the revision counter excluded."""
@@ -235,6 +264,7 @@ class CypherReads(CypherRunner):
         max_nodes: int = 100,
         relation_types: Iterable[str] | None = None,
         direction: Direction = "both",
+        access: Collection[str] | None = None,
     ) -> list[TraversalStep]:
         """Cost-bounded search from ``start_ids`` (see :mod:`llama_kb.stores.traversal`).
 
@@ -255,7 +285,8 @@ class CypherReads(CypherRunner):
                     params["types"] = types
                 rows = self._per_id_label(load_query, params, action="traverse")
                 for _node_id, source, target, rel_type, props in rows:
-                    yield _relation(source, target, rel_type, props)
+                    if readable(props or {}, access):
+                        yield _relation(source, target, rel_type, props)
 
         def existing(ids: set[str]) -> set[str]:
             rows = self._by_ids(

@@ -16,11 +16,12 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from llama_kb.errors import BackendError
+from llama_kb.stores._sqlite_access import ACCESS_SCHEMA
 from llama_kb.stores._sqlite_index import SEARCH_SCHEMA, upgrade
 
 logger = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """Stored in ``PRAGMA user_version``; bumped whenever the table layout changes."""
 
 
@@ -60,6 +61,7 @@ _SCHEMA = (
     "CREATE TABLE meta (key TEXT PRIMARY KEY, value) WITHOUT ROWID",
     "INSERT INTO meta(key, value) VALUES ('revision', 0)",
     *SEARCH_SCHEMA,
+    *ACCESS_SCHEMA,
     f"PRAGMA user_version = {SCHEMA_VERSION}",
 )
 
@@ -200,10 +202,10 @@ class SQLiteDatabase:
                 for statement in _SCHEMA:
                     conn.execute(statement)
                 logger.info("created SQLite graph store %s (schema %d)", self._path, SCHEMA_VERSION)
-            elif version == 1:
-                upgrade(conn)
+            elif version in (1, 2):
+                upgrade(conn, version)
                 conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-                logger.info("added the search indexes to SQLite graph store %s", self._path)
+                logger.info("upgraded SQLite graph store %s to schema %d", self._path, version)
             elif version != SCHEMA_VERSION:
                 raise BackendError(f"{self._path}: unknown graph schema version {version}.")
             conn.execute("COMMIT")

@@ -16,6 +16,7 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 
 from llama_kb.names import fold, matchable_forms, name_key
+from llama_kb.stores._sqlite_access import count_new_chunk, fill_access, uncount_old_chunk
 
 CHUNK_LABEL = "text_chunk"
 FACT_LABEL = "fact"
@@ -35,30 +36,30 @@ _INDEX_NEW_ROW = f"""
         INSERT INTO name_fts(rowid, name) SELECT NEW.rowid, NEW.name
             WHERE {_IS_NAME.format(row="NEW")};
         UPDATE meta SET value = value + 1 WHERE key = 'chunks' AND NEW.node_type = 'text_chunk';
+        {count_new_chunk()}
 """
+_UNINDEX_OLD_ROW = f"""
+        {uncount_old_chunk()}
+        DELETE FROM chunk_fts WHERE rowid = OLD.rowid;
+        DELETE FROM name_fts WHERE rowid = OLD.rowid;
+        UPDATE meta SET value = value - 1 WHERE key = 'chunks' AND OLD.node_type = 'text_chunk';
+"""
+
+NODE_TRIGGERS = (
+    f"CREATE TRIGGER nodes_index_insert AFTER INSERT ON nodes BEGIN {_INDEX_NEW_ROW} END",
+    f"CREATE TRIGGER nodes_index_delete AFTER DELETE ON nodes BEGIN {_UNINDEX_OLD_ROW} END",
+    f"""
+    CREATE TRIGGER nodes_index_update AFTER UPDATE OF node_type, name, content, metadata ON nodes
+    BEGIN {_UNINDEX_OLD_ROW} {_INDEX_NEW_ROW} END
+    """,
+)
 
 SEARCH_SCHEMA = (
     "INSERT OR IGNORE INTO meta(key, value) VALUES ('chunks', 0)",
     "CREATE VIRTUAL TABLE chunk_fts USING fts5(body, tokenize = 'unicode61 remove_diacritics 2')",
     "CREATE VIRTUAL TABLE name_fts USING fts5(name, tokenize = 'trigram')",
     "CREATE VIRTUAL TABLE chunk_vocab USING fts5vocab(chunk_fts, 'row')",
-    f"CREATE TRIGGER nodes_index_insert AFTER INSERT ON nodes BEGIN {_INDEX_NEW_ROW} END",
-    """
-    CREATE TRIGGER nodes_index_delete AFTER DELETE ON nodes BEGIN
-        DELETE FROM chunk_fts WHERE rowid = OLD.rowid;
-        DELETE FROM name_fts WHERE rowid = OLD.rowid;
-        UPDATE meta SET value = value - 1 WHERE key = 'chunks' AND OLD.node_type = 'text_chunk';
-    END
-    """,
-    f"""
-    CREATE TRIGGER nodes_index_update AFTER UPDATE OF node_type, name, content, metadata ON nodes
-    BEGIN
-        DELETE FROM chunk_fts WHERE rowid = OLD.rowid;
-        DELETE FROM name_fts WHERE rowid = OLD.rowid;
-        UPDATE meta SET value = value - 1 WHERE key = 'chunks' AND OLD.node_type = 'text_chunk';
-        {_INDEX_NEW_ROW}
-    END
-    """,
+    *NODE_TRIGGERS,
     "CREATE TABLE chunk_fields (field TEXT PRIMARY KEY) WITHOUT ROWID",
     """
     CREATE TABLE name_stats (
@@ -112,8 +113,20 @@ SEARCH_SCHEMA = (
 """Schema version 2 additions (version 1 files are upgraded by :func:`upgrade`)."""
 
 
-def upgrade(conn: sqlite3.Connection) -> None:
-    """Add the search indexes to a version-1 graph file and fill them from its rows."""
+def upgrade(conn: sqlite3.Connection, version: int) -> None:
+    """Bring a version-1 or -2 graph file to the current schema, filling the new indexes
+    from its rows."""
+    if version >= 2:
+        conn.execute(
+            "INSERT OR REPLACE INTO meta(key, value) SELECT 'chunks', count(*) FROM nodes "
+            "WHERE node_type = 'text_chunk'"
+        )
+        for name in ("insert", "delete", "update"):
+            conn.execute(f"DROP TRIGGER nodes_index_{name}")
+        for statement in NODE_TRIGGERS:
+            conn.execute(statement)
+        fill_access(conn)
+        return
     conn.execute("DROP INDEX IF EXISTS idx_relations_target")
     for statement in SEARCH_SCHEMA:
         conn.execute(statement)
@@ -140,6 +153,7 @@ def upgrade(conn: sqlite3.Connection) -> None:
     )
     rows = conn.execute("SELECT uri, node_type, name, metadata FROM nodes").fetchall()
     write_keys(conn, [(uri, label, name, _json(meta)) for uri, label, name, meta in rows])
+    fill_access(conn)
 
 
 def write_keys(

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import math
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from typing import Any
 
 from llama_index.core.graph_stores.types import LabelledNode, Relation, Triplet
 
+from llama_kb.stores._sqlite_access import access_condition
 from llama_kb.stores._sqlite_db import SQLiteDatabase
 from llama_kb.stores._sqlite_rows import (
     _BATCH,
@@ -280,17 +281,20 @@ def nodes_with_incoming(db: SQLiteDatabase, ids: Iterable[str]) -> set[str]:
     return found
 
 
-def relations_among(db: SQLiteDatabase, ids: Iterable[str]) -> list[Relation]:
+def relations_among(
+    db: SQLiteDatabase, ids: Iterable[str], access: Collection[str] | None = None
+) -> list[Relation]:
     """See :meth:`SQLitePropertyGraphStore.relations_among`."""
     nodes = _unique(ids)[:_BATCH]
     if not nodes:
         return []
     marks = _marks(nodes)
+    only, keys = access_condition("relations", access)
     with db.read() as conn:
         rows = conn.execute(
             "SELECT source_uri, target_uri, relation_type, weight, metadata FROM relations "
-            f"WHERE source_uri IN ({marks}) AND target_uri IN ({marks}) ORDER BY id",
-            [*nodes, *nodes],
+            f"WHERE source_uri IN ({marks}) AND target_uri IN ({marks}){only} ORDER BY id",
+            [*nodes, *nodes, *keys],
         ).fetchall()
     return [_relation_from_row(*row) for row in rows]
 

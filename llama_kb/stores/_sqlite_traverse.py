@@ -7,11 +7,12 @@ loads a whole frontier's relations per SQL query and resolves the relations it p
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from typing import Any
 
 from llama_index.core.graph_stores.types import Relation
 
+from llama_kb.stores._sqlite_access import access_condition
 from llama_kb.stores._sqlite_db import SQLiteDatabase
 from llama_kb.stores._sqlite_reads import _nodes_by_uri
 from llama_kb.stores._sqlite_rows import _chunks, _marks, _relation_from_row, _unique
@@ -26,13 +27,16 @@ def traverse(
     max_nodes: int,
     relation_types: Iterable[str] | None,
     direction: Direction,
+    access: Collection[str] | None = None,
 ) -> list[TraversalStep]:
     """See :meth:`llama_kb.stores.graph.KBGraphStore.traverse`."""
     types = None if relation_types is None else _unique(relation_types)
+    only = access_condition("relations", access)
     with db.read() as conn:
 
         def load(uris: list[str], adjacency: Adjacency) -> None:
-            _load_adjacency(conn, uris, adjacency, types, direction, max(2 * max_nodes, 16))
+            cap = max(2 * max_nodes, 16)
+            _load_adjacency(conn, uris, adjacency, types, direction, cap, only)
 
         def resolve(rel_ids: list[Any]) -> dict[Any, Relation]:
             return _relations_by_id(conn, rel_ids)
@@ -72,6 +76,7 @@ def _load_adjacency(
     types: list[str] | None,
     direction: Direction,
     cap: int,
+    only: tuple[str, list[str]] = ("", []),
 ) -> None:
     """Load the ``cap`` cheapest relations of each of ``uris`` per direction into
     ``adjacency`` as (weight, other, type, id), cheapest first.
@@ -82,6 +87,7 @@ def _load_adjacency(
     """
     # "+" keeps SQLite on the endpoint index instead of the (unselective) type index.
     type_sql = f" AND +relation_type IN ({_marks(types)})" if types else ""
+    type_sql, keys = type_sql + only[0], only[1]
     ends = {"out": ("source_uri",), "in": ("target_uri",), "both": ("source_uri", "target_uri")}
     for uri in uris:
         edges: list[tuple[float, str, str, Any]] = []
@@ -89,7 +95,7 @@ def _load_adjacency(
             rows = conn.execute(
                 "SELECT id, source_uri, target_uri, relation_type, weight FROM relations "
                 f"WHERE {column} = ?{type_sql} ORDER BY weight LIMIT ?",
-                [uri, *(types or []), cap],
+                [uri, *(types or []), *keys, cap],
             )
             for rel_id, source, target, rel_type, weight in rows:
                 if source != target:

@@ -46,10 +46,19 @@ _INSERT_ENDPOINT = """
     ON CONFLICT (uri) DO NOTHING
 """
 
-_UPSERT_RELATION = """
+_OWN_ACCESS = """(SELECT json_set(?5, '$.access', json_extract(n.metadata, '$.access'))
+    FROM nodes n WHERE n.uri = {end} AND n.node_type IN ('text_chunk', 'fact')
+    AND json_extract(n.metadata, '$.access') IS NOT NULL)"""
+
+# A relation without an access key of its own takes that of its chunk or fact end: what is
+# read from a private document stays as private as the document (see llama_kb.access).
+_UPSERT_RELATION = f"""
     INSERT INTO relations
         (source_uri, target_uri, relation_type, weight, metadata, created_at, updated_at)
-    VALUES (?, ?, ?, ?, ?, ?, ?)
+    SELECT ?1, ?2, ?3, ?4, CASE WHEN json_extract(?5, '$.access') IS NOT NULL THEN ?5
+        ELSE coalesce({_OWN_ACCESS.format(end="?1")}, {_OWN_ACCESS.format(end="?2")}, ?5) END,
+        ?6, ?7
+    WHERE true
     ON CONFLICT (source_uri, target_uri, relation_type) DO UPDATE SET
         weight = excluded.weight,
         metadata = excluded.metadata,

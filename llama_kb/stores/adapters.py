@@ -8,7 +8,7 @@ and the server stores implement the protocol natively and are returned unchanged
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from typing import Any
 
 from llama_index.core.graph_stores.types import (
@@ -19,6 +19,7 @@ from llama_index.core.graph_stores.types import (
     Triplet,
 )
 
+from llama_kb.access import readable
 from llama_kb.stores.graph import KBGraphStore
 from llama_kb.stores.traversal import (
     Direction,
@@ -134,13 +135,17 @@ class PropertyGraphAdapter:
         wanted = set(ids)
         return {t for _, t, _, _ in self.iter_relations() if t in wanted}
 
-    def relations_among(self, ids: Iterable[str]) -> list[Relation]:
-        """Relations whose source and target are both in ``ids``."""
+    def relations_among(
+        self, ids: Iterable[str], access: Collection[str] | None = None
+    ) -> list[Relation]:
+        """Relations whose source and target are both in ``ids`` (readable with ``access``)."""
         wanted = set(ids)
         return [
             rel
             for _, rel, _ in self.store.get_triplets(ids=list(wanted))
-            if rel.source_id in wanted and rel.target_id in wanted
+            if rel.source_id in wanted
+            and rel.target_id in wanted
+            and readable(rel.properties, access)
         ]
 
     def iter_relations(
@@ -162,11 +167,13 @@ class PropertyGraphAdapter:
         max_nodes: int = 100,
         relation_types: Iterable[str] | None = None,
         direction: Direction = "both",
+        access: Collection[str] | None = None,
     ) -> list[TraversalStep]:
         """Cost-bounded traversal (see :mod:`llama_kb.stores.traversal`)."""
 
         def fetch(ids: list[str]) -> Iterable[Relation]:
-            return (rel for _, rel, _ in self.store.get_triplets(ids=ids))
+            triplets = self.store.get_triplets(ids=ids)
+            return (rel for _, rel, _ in triplets if readable(rel.properties, access))
 
         def existing(ids: set[str]) -> set[str]:
             return {n.id for n in self.store.get(ids=list(ids))}

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from typing import Any
 
 from llama_kb.config import ChromaServerConfig
@@ -160,11 +160,13 @@ class ChromaServerChunkStore(ChromaChunkStore):
         embedding: Sequence[float],
         top_k: int,
         filters: dict[str, Any] | None = None,
+        access: Collection[str] | None = None,
     ) -> list[SearchHit]:
-        """Nearest chunks to ``embedding``, best first, scored by cosine similarity."""
+        """Nearest chunks to ``embedding``, best first, scored by cosine similarity (only
+        those with an access key in ``access``, when given)."""
         try:
             with self.endpoint.errors("query"):
-                return super().query(embedding, top_k, filters)
+                return super().query(embedding, top_k, filters, access)
         except BackendError as e:
             cause = e.__cause__  # the base class wraps every driver error in BackendError
             if isinstance(cause, Exception) and not isinstance(cause, LlamaKBError):

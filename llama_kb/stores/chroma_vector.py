@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +17,9 @@ from llama_index.core.vector_stores.types import (
 )
 from llama_index.vector_stores.chroma import ChromaVectorStore
 
+from llama_kb.access import ACCESS_FIELD
 from llama_kb.errors import BackendError
+from llama_kb.stores.ownership import OWNER_KEY, check_owner
 from llama_kb.types import SearchHit, TextChunk
 
 logger = logging.getLogger(__name__)
@@ -107,17 +109,30 @@ class ChromaChunkStore:
         """Number of stored chunks."""
         return int(self.collection.count())
 
+    def claim(self, kb_id: str, fresh: bool) -> None:
+        """Record ``kb_id`` as the collection's owner (see :func:`.ownership.check_owner`).
+
+        Raises:
+            KnowledgeBaseError: Another knowledge base owns or uses the collection.
+        """
+        owner = (self.collection.metadata or {}).get(OWNER_KEY)
+        check_owner("Chroma collection", self.collection.name, owner, kb_id, self.count(), fresh)
+        if owner != kb_id:  # the distance stays in the collection's configuration
+            self.collection.modify(metadata={OWNER_KEY: kb_id})
+
     def query(
         self,
         embedding: Sequence[float],
         top_k: int,
         filters: dict[str, Any] | None = None,
+        access: Collection[str] | None = None,
     ) -> list[SearchHit]:
-        """Nearest chunks to ``embedding``, best first, scored by cosine similarity."""
+        """Nearest chunks to ``embedding``, best first, scored by cosine similarity; with
+        ``access``, only chunks whose access key is one of them (a ``where`` of the query)."""
         query = VectorStoreQuery(
             query_embedding=list(embedding),
             similarity_top_k=top_k,
-            filters=to_metadata_filters(filters),
+            filters=to_metadata_filters(filters, access),
         )
         try:
             result = self.vector_store.query(query)
@@ -173,12 +188,18 @@ def clean_metadata(metadata: Any) -> dict[str, Any]:
     }
 
 
-def to_metadata_filters(filters: dict[str, Any] | None) -> MetadataFilters | None:
-    """``{"field": value}`` (equality) or ``{"field": [a, b]}`` (any of) as LlamaIndex filters."""
-    if not filters:
+def to_metadata_filters(
+    filters: dict[str, Any] | None, access: Collection[str] | None = None
+) -> MetadataFilters | None:
+    """``{"field": value}`` (equality) or ``{"field": [a, b]}`` (any of) as LlamaIndex filters,
+    and, with ``access``, the access keys a chunk must have one of."""
+    if not filters and access is None:
         return None
     items: list[MetadataFilter | MetadataFilters] = []
-    for key, value in filters.items():
+    if access is not None:
+        keys = sorted(access)
+        items.append(MetadataFilter(key=ACCESS_FIELD, value=keys, operator=FilterOperator.IN))
+    for key, value in (filters or {}).items():
         if isinstance(value, list | tuple | set):
             items.append(MetadataFilter(key=key, value=list(value), operator=FilterOperator.IN))
         else:

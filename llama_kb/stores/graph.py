@@ -9,7 +9,7 @@ the protocol's methods directly, never the backend's type.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from llama_index.core.graph_stores.types import LabelledNode, Relation, Triplet
@@ -73,8 +73,11 @@ class KBGraphStore(Protocol):
         """Those of ``ids`` that some relation points to."""
         ...
 
-    def relations_among(self, ids: Iterable[str]) -> list[Relation]:
-        """Relations whose source and target are both in ``ids``."""
+    def relations_among(
+        self, ids: Iterable[str], access: Collection[str] | None = None
+    ) -> list[Relation]:
+        """Relations whose source and target are both in ``ids`` (with an access key in
+        ``access``, when given)."""
         ...
 
     def iter_relations(
@@ -91,6 +94,7 @@ class KBGraphStore(Protocol):
         max_nodes: int = 100,
         relation_types: Iterable[str] | None = None,
         direction: Direction = "both",
+        access: Collection[str] | None = None,
     ) -> list[TraversalStep]:
         """Cost-bounded search from ``start_ids`` (seed 003's traversal).
 
@@ -107,6 +111,7 @@ class KBGraphStore(Protocol):
             relation_types: Only follow relations of these types (all when ``None``).
             direction: ``"out"`` follows relations from source to target, ``"in"`` from
                 target to source, ``"both"`` either way.
+            access: Only follow relations whose access key is one of these (all: ``None``).
 
         Returns:
             For each reached node, the step that reached it by its cheapest path, ordered by

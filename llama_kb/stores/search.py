@@ -49,9 +49,22 @@ class NameForm:
 class SearchIndex(Protocol):
     """Bounded query-time lookups over the chunks and names of one knowledge base."""
 
+    visible: frozenset[str] | None
+    """The access keys this view reads (:mod:`llama_kb.access`); ``None``: every record."""
+
     @property
     def revision(self) -> int:
         """Grows with every write; caches key on it."""
+        ...
+
+    def access_keys(self) -> frozenset[str]:
+        """The access keys stored records carry."""
+        ...
+
+    def scoped(self, visible: frozenset[str] | None) -> SearchIndex:
+        """A view of this index that answers from records with access keys in ``visible``
+        only (and from names and facts reached through them): what it returns, counts and
+        scores is what an index holding only those records would return."""
         ...
 
     def chunk_count(self) -> int:
@@ -112,3 +125,9 @@ class SearchIndex(Protocol):
         """Properties of typed ``fact`` nodes with an end named by one of ``keys`` (name keys),
         or read from one of ``doc_ids`` or ``chunk_ids``; at most ``limit``."""
         ...
+
+
+def restricted(index: SearchIndex, visible: frozenset[str]) -> SearchIndex:
+    """``index`` as a reader of the access keys ``visible`` sees it: itself when every stored
+    record is visible, else its :meth:`~SearchIndex.scoped` view."""
+    return index if index.access_keys() <= visible else index.scoped(visible)

@@ -26,7 +26,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import sqlite3
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -385,9 +385,11 @@ class SQLitePropertyGraphStore(ThreadedAsyncGraphStore):
         """Those of ``ids`` that are the target of at least one relation."""
         return _reads.nodes_with_incoming(self._db, ids)
 
-    def relations_among(self, ids: Iterable[str]) -> list[Relation]:
+    def relations_among(
+        self, ids: Iterable[str], access: Collection[str] | None = None
+    ) -> list[Relation]:
         """Relations whose source and target are both in ``ids`` (at most ~900 ids)."""
-        return _reads.relations_among(self._db, ids)
+        return _reads.relations_among(self._db, ids, access)
 
     def iter_relations(
         self, relation_types: Iterable[str] | None = None
@@ -410,13 +412,14 @@ class SQLitePropertyGraphStore(ThreadedAsyncGraphStore):
         max_nodes: int = 100,
         relation_types: Iterable[str] | None = None,
         direction: Direction = "both",
+        access: Collection[str] | None = None,
     ) -> list[TraversalStep]:
         """Cost-bounded search from ``start_ids``, loading each frontier with one SQL query.
 
         See :meth:`llama_kb.stores.graph.KBGraphStore.traverse` for arguments and result.
         """
         return _traverse.traverse(
-            self._db, start_ids, max_cost, max_hops, max_nodes, relation_types, direction
+            self._db, start_ids, max_cost, max_hops, max_nodes, relation_types, direction, access
         )
 
     # ----------------------------------------------------------------------------------------

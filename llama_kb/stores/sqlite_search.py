@@ -12,6 +12,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from llama_kb.stores import _sqlite_bm25 as bm25
+from llama_kb.stores._sqlite_access import ACCESS_SQL
 from llama_kb.stores._sqlite_db import SQLiteDatabase
 from llama_kb.stores._sqlite_rows import _chunks, _json_path, _marks, _unique
 from llama_kb.stores.search import LINK_RELATIONS, Filters, NameForm, NameStats
@@ -36,14 +38,44 @@ class SQLiteSearchIndex:
 
     Args:
         db: The graph store's database.
+        visible: Only records with these access keys (and names reached through them);
+            ``None``: everything.
     """
 
     common_share = 0.1
     """Lexical search skips words found in more than this share of chunks (1.0: none)."""
     keep_rarest = 2
 
-    def __init__(self, db: SQLiteDatabase) -> None:
+    def __init__(self, db: SQLiteDatabase, visible: frozenset[str] | None = None) -> None:
         self._db = db
+        self.visible = visible
+        self._keys = sorted(visible) if visible is not None else []
+
+    def access_keys(self) -> frozenset[str]:
+        """Access keys of the stored chunks (every other record derives from one)."""
+        with self._db.read() as conn:
+            rows = conn.execute("SELECT access FROM access_stats WHERE chunks > 0")
+            return frozenset(r[0] for r in rows)
+
+    def scoped(self, visible: frozenset[str] | None) -> SQLiteSearchIndex:
+        """This index restricted to records with access keys in ``visible``."""
+        return SQLiteSearchIndex(self._db, visible)
+
+    def _only(self, row: str) -> tuple[str, list[str]]:
+        """`` AND`` condition (and its parameters) keeping visible records of alias ``row``."""
+        if self.visible is None:
+            return "", []
+        return f" AND {ACCESS_SQL.format(row=row)} IN ({_marks(self._keys)})", self._keys
+
+    def _named(self, uri: str) -> tuple[str, list[str]]:
+        """`` AND`` condition keeping names (column ``uri``) a visible relation touches."""
+        if self.visible is None:
+            return "", []
+        return (
+            f" AND EXISTS (SELECT 1 FROM name_access a WHERE a.uri = {uri} AND a.edges > 0 "
+            f"AND a.access IN ({_marks(self._keys)}))",
+            self._keys,
+        )
 
     @property
     def revision(self) -> int:
@@ -52,25 +84,38 @@ class SQLiteSearchIndex:
             return int(conn.execute("SELECT value FROM meta WHERE key = 'revision'").fetchone()[0])
 
     def chunk_count(self) -> int:
-        """Number of stored chunks."""
+        """Number of stored (visible) chunks."""
         with self._db.read() as conn:  # kept by triggers: no count over the index
+            if self.visible is not None:
+                return bm25.visible_totals(conn, self._keys)[0]
             return int(conn.execute("SELECT value FROM meta WHERE key = 'chunks'").fetchone()[0])
 
     def metadata_fields(self) -> frozenset[str]:
-        """Metadata fields chunks have had."""
+        """Metadata fields (visible) chunks have had."""
         with self._db.read() as conn:
-            return frozenset(r[0] for r in conn.execute("SELECT field FROM chunk_fields"))
+            if self.visible is not None:
+                rows = conn.execute(
+                    f"SELECT DISTINCT field FROM field_access WHERE access IN "
+                    f"({_marks(self._keys)})",
+                    self._keys,
+                )
+            else:
+                rows = conn.execute("SELECT field FROM chunk_fields")
+            return frozenset(r[0] for r in rows)
 
     def lexical(
         self, terms: Sequence[str], k: int, filters: Filters | None = None
     ) -> list[tuple[str, float]]:
         """BM25 (FTS5) top ``k`` chunks for ``terms``, filters applied inside the query."""
-        words = _unique(t for t in terms if t)
+        # FTS5's tokenizer splits at "_": so do the words, to look each up as one token
+        words = _unique(p for t in terms for p in t.split("_") if p)
         if not words or k <= 0:
             return []
+        where, params = _filter_sql(filters)
+        if self.visible is not None:
+            return self._scoped_lexical(words, k, where, params)
         words = self._informative(words)
         match = " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
-        where, params = _filter_sql(filters)
         sql = (
             "SELECT n.uri, -bm25(chunk_fts) FROM chunk_fts "
             "JOIN nodes n ON n.rowid = chunk_fts.rowid "
@@ -79,6 +124,20 @@ class SQLiteSearchIndex:
         with self._db.read() as conn:
             rows = conn.execute(sql, [match, *params, k]).fetchall()
         return [(uri, float(score)) for uri, score in rows]
+
+    def _scoped_lexical(
+        self, words: list[str], k: int, where: str, params: list[Any]
+    ) -> list[tuple[str, float]]:
+        """:meth:`lexical` over the visible chunks: FTS5's BM25 on their statistics only."""
+        with self._db.read() as conn:
+            chunks, tokens = bm25.visible_totals(conn, self._keys)
+            lists = [bm25.postings(conn, w, self._keys, where, params) for w in words]
+        df = {w: len(found) for w, found in zip(words, lists, strict=True)}
+        kept = set(self._kept(words, df, chunks))
+        scored = bm25.scores(
+            [f for w, f in zip(words, lists, strict=True) if w in kept], chunks, tokens
+        )
+        return sorted(scored.items(), key=lambda item: (-item[1], item[0]))[:k]
 
     def _informative(self, words: list[str]) -> list[str]:
         """``words`` without those in more than ``common_share`` of the chunks (their BM25
@@ -92,6 +151,11 @@ class SQLiteSearchIndex:
             for word in words:
                 row = conn.execute("SELECT doc FROM chunk_vocab WHERE term = ?", [word]).fetchone()
                 df[word] = int(row[0]) if row else 0
+        return self._kept(words, df, total)
+
+    def _kept(self, words: list[str], df: dict[str, int], total: int) -> list[str]:
+        if self.common_share >= 1.0:
+            return words
         ceiling = max(self.common_share * total, 1.0)
         kept = [w for w in words if df[w] <= ceiling]
         rarest = sorted(words, key=lambda w: (df[w], w))[: self.keep_rarest]
@@ -104,12 +168,13 @@ class SQLiteSearchIndex:
         with self._db.read() as conn:
             for start in range(0, len(quoted), batch):
                 match = " OR ".join(quoted[start : start + batch])
+                only, keys = self._only("n")
                 found.update(
                     r[0]
                     for r in conn.execute(
                         "SELECT n.uri FROM chunk_fts JOIN nodes n ON n.rowid = chunk_fts.rowid "
-                        "WHERE chunk_fts MATCH ?",
-                        [match],
+                        f"WHERE chunk_fts MATCH ?{only}",
+                        [match, *keys],
                     )
                 )
         return found
@@ -120,14 +185,15 @@ class SQLiteSearchIndex:
         """Stored names spelled as one of ``keys`` (of ``labels``, if given)."""
         forms: list[NameForm] = []
         label_sql = f" AND label IN ({_marks(labels)})" if labels else ""
+        named, access = self._named("name_keys.uri")
         with self._db.read() as conn:
             for chunk in _chunks(_unique(keys)):
                 forms.extend(
                     NameForm(*row)
                     for row in conn.execute(
                         "SELECT key, uri, exact, label FROM name_keys "
-                        f"WHERE key IN ({_marks(chunk)}){label_sql}",
-                        [*chunk, *(labels or [])],
+                        f"WHERE key IN ({_marks(chunk)}){label_sql}{named}",
+                        [*chunk, *(labels or []), *access],
                     )
                 )
         return forms
@@ -140,24 +206,26 @@ class SQLiteSearchIndex:
         if not grams or k <= 0:
             return []
         match = " OR ".join(f'"{g}"' for g in grams)
+        named, access = self._named("n.uri")
         with self._db.read() as conn:
             rows = conn.execute(
                 "SELECT n.uri FROM name_fts JOIN nodes n ON n.rowid = name_fts.rowid "
-                "WHERE name_fts MATCH ? ORDER BY bm25(name_fts), n.uri LIMIT ?",
-                [match, k],
+                f"WHERE name_fts MATCH ?{named} ORDER BY bm25(name_fts), n.uri LIMIT ?",
+                [match, *access, k],
             ).fetchall()
         return [r[0] for r in rows]
 
     def display_names(self, node_ids: Sequence[str]) -> dict[str, str]:
         """Node id -> name for the named nodes among ``node_ids``."""
         names: dict[str, str] = {}
+        named, access = self._named("nodes.uri")
         with self._db.read() as conn:
             for chunk in _chunks(_unique(node_ids)):
                 names.update(
                     conn.execute(
                         f"SELECT uri, name FROM nodes WHERE uri IN ({_marks(chunk)}) "
-                        "AND name IS NOT NULL",
-                        chunk,
+                        f"AND name IS NOT NULL{named}",
+                        [*chunk, *access],
                     )
                 )
         return names
@@ -165,13 +233,14 @@ class SQLiteSearchIndex:
     def chunk_links(self, chunk_ids: Sequence[str]) -> dict[str, list[tuple[str, bool]]]:
         """Chunk id -> ``(name id, is its document)`` for its ``PART_OF`` / mention edges."""
         links: dict[str, list[tuple[str, bool]]] = {c: [] for c in chunk_ids}
+        only, access = self._only("relations")
         with self._db.read() as conn:
             for chunk in _chunks(_unique(chunk_ids)):
                 rows = conn.execute(
                     "SELECT source_uri, target_uri, relation_type FROM relations "
                     f"WHERE source_uri IN ({_marks(chunk)}) AND relation_type IN ({_LINKS}) "
-                    "AND target_uri <> source_uri",
-                    [*chunk, *LINK_RELATIONS],
+                    f"AND target_uri <> source_uri{only}",
+                    [*chunk, *LINK_RELATIONS, *access],
                 )
                 for source, target, rel_type in rows:
                     links[source].append((target, rel_type == "PART_OF"))
@@ -187,13 +256,14 @@ class SQLiteSearchIndex:
         stats = self.name_stats(names)
         small = [n for n in names if n in stats and stats[n].titles + stats[n].mentions <= cap]
         links: dict[str, list[tuple[str, bool]]] = {n: [] for n in names}
+        only, access = self._only("relations")
         with self._db.read() as conn:
             for chunk in _chunks(small):
                 rows = conn.execute(
                     "SELECT target_uri, source_uri, relation_type FROM relations "
                     f"WHERE target_uri IN ({_marks(chunk)}) AND relation_type IN ({_LINKS}) "
-                    "AND source_uri <> target_uri",
-                    [*chunk, *LINK_RELATIONS],
+                    f"AND source_uri <> target_uri{only}",
+                    [*chunk, *LINK_RELATIONS, *access],
                 )
                 for target, source, rel_type in rows:
                     links[target].append((source, rel_type == "PART_OF"))
@@ -203,19 +273,19 @@ class SQLiteSearchIndex:
                 links[name] = self._hub_links(conn, name, cap)
         return links
 
-    @staticmethod
-    def _hub_links(conn: Any, name: str, cap: int) -> list[tuple[str, bool]]:
+    def _hub_links(self, conn: Any, name: str, cap: int) -> list[tuple[str, bool]]:
+        only, access = self._only("relations")
         own = conn.execute(
             "SELECT source_uri FROM relations WHERE target_uri = ? "
-            "AND relation_type = 'PART_OF' LIMIT ?",
-            [name, cap],
+            f"AND relation_type = 'PART_OF'{only} LIMIT ?",
+            [name, *access, cap],
         ).fetchall()
         found = [(r[0], True) for r in own]
         if len(found) < cap:
             mentions = conn.execute(
                 "SELECT DISTINCT source_uri FROM relations WHERE target_uri = ? "
-                "AND relation_type IN (?, ?) LIMIT ?",
-                [name, *_MENTION_RELATIONS, cap - len(found)],
+                f"AND relation_type IN (?, ?){only} LIMIT ?",
+                [name, *_MENTION_RELATIONS, *access, cap - len(found)],
             ).fetchall()
             found.extend((r[0], False) for r in mentions)
         return found
@@ -223,11 +293,17 @@ class SQLiteSearchIndex:
     def name_stats(self, name_ids: Sequence[str]) -> dict[str, NameStats]:
         """Name id -> chunks that belong to / mention it (kept by triggers, one row read)."""
         stats: dict[str, NameStats] = {}
+        if self.visible is None:
+            sql = "SELECT uri, titles, mentions FROM name_stats WHERE uri IN ({})"
+        else:
+            sql = (
+                "SELECT uri, sum(titles), sum(mentions) FROM name_access WHERE uri IN ({}) "
+                f"AND access IN ({_marks(self._keys)}) GROUP BY uri HAVING sum(edges) > 0"
+            )
         with self._db.read() as conn:
             for chunk in _chunks(_unique(name_ids)):
                 for uri, titles, mentions in conn.execute(
-                    f"SELECT uri, titles, mentions FROM name_stats WHERE uri IN ({_marks(chunk)})",
-                    chunk,
+                    sql.format(_marks(chunk)), [*chunk, *self._keys]
                 ):
                     stats[uri] = NameStats(int(titles), int(mentions))
         return stats
@@ -235,12 +311,13 @@ class SQLiteSearchIndex:
     def chunk_records(self, chunk_ids: Sequence[str]) -> dict[str, tuple[str, dict[str, Any]]]:
         """Chunk id -> ``(text, metadata)``."""
         records: dict[str, tuple[str, dict[str, Any]]] = {}
+        only, access = self._only("nodes")
         with self._db.read() as conn:
             for chunk in _chunks(_unique(chunk_ids)):
                 for uri, content, metadata in conn.execute(
                     f"SELECT uri, content, metadata FROM nodes WHERE uri IN ({_marks(chunk)}) "
-                    "AND node_type = 'text_chunk'",
-                    chunk,
+                    f"AND node_type = 'text_chunk'{only}",
+                    [*chunk, *access],
                 ):
                     records[uri] = (content or "", json.loads(metadata or "{}"))
         return records
@@ -257,15 +334,19 @@ class SQLiteSearchIndex:
         flood the query) or read from ``doc_ids`` / ``chunk_ids``; at most ``limit``. Each
         carries ``subject_key`` / ``object_key`` (their name keys) too."""
         found: dict[str, dict[str, Any]] = {}
+        only, access = self._only("v")
+        own, _ = self._only("n")
+        seen = "JOIN nodes v ON v.uri = f.uri" if access else ""
         with self._db.read() as conn:
             for chunk in _chunks(_unique(keys)):
-                # the window runs over the (key, uri) index only; node rows are read for the
-                # first per_key facts of each key
+                # the window runs over the (key, uri) index only (and, in a restricted view,
+                # the access of each fact); node rows are read for the first per_key of a key
                 rows = conn.execute(
-                    f"SELECT n.uri, {_FACT_FIELDS} FROM (SELECT uri, row_number() OVER "
-                    f"(PARTITION BY key ORDER BY uri) AS nth FROM fact_keys WHERE key IN "
-                    f"({_marks(chunk)})) k JOIN nodes n ON n.uri = k.uri WHERE k.nth <= ? LIMIT ?",
-                    [*chunk, per_key, limit],
+                    f"SELECT n.uri, {_FACT_FIELDS} FROM (SELECT f.uri, row_number() OVER "
+                    f"(PARTITION BY f.key ORDER BY f.uri) AS nth FROM fact_keys f {seen} WHERE "
+                    f"f.key IN ({_marks(chunk)}){only}) k JOIN nodes n ON n.uri = k.uri "
+                    "WHERE k.nth <= ? LIMIT ?",
+                    [*chunk, *access, per_key, limit],
                 )
                 for row in rows:
                     found.setdefault(row[0], dict(zip(_FACT_KEYS, row[1:], strict=True)))
@@ -273,9 +354,9 @@ class SQLiteSearchIndex:
                 for chunk in _chunks(_unique(values)):
                     rows = conn.execute(
                         f"SELECT n.uri, {_FACT_FIELDS} FROM nodes n WHERE json_extract("
-                        f"n.metadata, '$.{field}') IN ({_marks(chunk)}) AND +n.node_type = 'fact' "
-                        "LIMIT ?",
-                        [*chunk, limit],
+                        f"n.metadata, '$.{field}') IN ({_marks(chunk)}) AND +n.node_type = 'fact'"
+                        f"{own} LIMIT ?",
+                        [*chunk, *access, limit],
                     )
                     for row in rows:
                         found.setdefault(row[0], dict(zip(_FACT_KEYS, row[1:], strict=True)))

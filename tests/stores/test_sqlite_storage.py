@@ -18,6 +18,7 @@ from sqlite_helpers import chain, reached, rel, triples
 import llama_kb.stores.sqlite_graph as sqlite_graph
 from llama_kb.errors import BackendError, NotSupportedError
 from llama_kb.graph_model import NamedNode
+from llama_kb.stores._sqlite_db import SCHEMA_VERSION
 from llama_kb.stores.sqlite_graph import SQLitePropertyGraphStore
 
 pytest_plugins = ["sqlite_fixtures"]  # db_path, store, movie_graph
@@ -66,7 +67,7 @@ def test_schema_pragmas_and_foreign_keys(store: SQLitePropertyGraphStore, db_pat
     conn = store.client
     assert conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == 2
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     with pytest.raises(sqlite3.IntegrityError):
         conn.execute(
             "INSERT INTO relations (source_uri, target_uri, relation_type, created_at,"
@@ -76,7 +77,7 @@ def test_schema_pragmas_and_foreign_keys(store: SQLitePropertyGraphStore, db_pat
     assert {"idx_relations_target_type", "idx_relations_type", "idx_nodes_name_ci"} <= indexes
     assert {"idx_nodes_doc_id", "idx_name_keys_uri"} <= indexes
     schema = store.get_schema()
-    assert schema["schema_version"] == 2
+    assert schema["schema_version"] == SCHEMA_VERSION
 
 
 def test_a_version_1_file_gets_its_search_indexes_filled(tmp_path: Path) -> None:
@@ -109,8 +110,11 @@ def test_a_version_1_file_gets_its_search_indexes_filled(tmp_path: Path) -> None
         conn.execute("PRAGMA user_version = 1")
     with SQLitePropertyGraphStore(path) as store:
         index = store.search_index
-        assert store.client.execute("PRAGMA user_version").fetchone()[0] == 2
+        assert store.client.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
         assert [c for c, _ in index.lexical(["sirk"], 5)] == ["c1"]
+        assert index.scoped(frozenset({"public"})).lexical(["sirk"], 5) == index.lexical(
+            ["sirk"], 5
+        )
         assert [f.node_id for f in index.name_forms(["sleep-my-love"])] == ["doc:a"]
         assert index.name_stats(["doc:a"])["doc:a"].titles == 1
 
