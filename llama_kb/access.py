@@ -125,6 +125,19 @@ class Access:
         )
 
 
+FLAG_PREFIX = "acl:"
+
+
+def access_flags(key: str) -> dict[str, bool]:
+    """Metadata flags standing for access ``key`` in a store that filters on flags (one per
+    way of reading it: ``org:acme#eng,ops`` gives ``acl:org:acme#eng`` and ``...#ops``)."""
+    kind, _, rest = key.partition(":")
+    org, _, groups = rest.partition("#")
+    if kind == "org" and groups:
+        return {f"{FLAG_PREFIX}org:{org}#{g}": True for g in groups.split(",")}
+    return {f"{FLAG_PREFIX}{key}": True}
+
+
 def readable(properties: Mapping[str, Any], access: Collection[str] | None) -> bool:
     """Whether a record with ``properties`` has an access key in ``access`` (``None``: all)."""
     return access is None or str(properties.get(ACCESS_FIELD, PUBLIC)) in access
@@ -196,6 +209,18 @@ class Principal:
                 return False
             return not groups or bool(self.groups & set(groups.split(",")))
         return False
+
+    def flag_clause(self) -> dict[str, Any]:
+        """A Chroma ``where`` clause matching records flagged by :func:`access_flags` that
+        this principal reads."""
+        flags = [PUBLIC]
+        if self.org_id is not None:
+            flags.append(f"org:{self.org_id}")
+            flags.extend(f"org:{self.org_id}#{g}" for g in sorted(self.groups))
+        if self.user_id is not None:
+            flags.append(f"user:{self.user_id}")
+        clauses = [{f"{FLAG_PREFIX}{f}": True} for f in flags]
+        return clauses[0] if len(clauses) == 1 else {"$or": clauses}
 
     def visible(self, keys: Iterable[str]) -> frozenset[str]:
         """The keys among ``keys`` this principal reads (``public`` always included)."""

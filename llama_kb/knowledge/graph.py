@@ -9,6 +9,7 @@ from typing import Any
 
 from llama_index.core.graph_stores.types import LabelledNode, Relation, Triplet
 
+from llama_kb.access import ACCESS_FIELD, PUBLIC, Principal
 from llama_kb.graph_model import NamedNode
 from llama_kb.knowledge.model import GraphEdge, GraphNode
 from llama_kb.knowledge.writes import WriteStatus
@@ -46,7 +47,8 @@ class KnowledgeGraph:
 
     def upsert_edge(self, edge: GraphEdge) -> WriteStatus:
         """Insert or update one relation (both endpoints must exist)."""
-        props = {**edge.properties, "weight": edge.weight, "origin": ORIGIN}
+        props = {**edge.properties, "weight": edge.weight, "origin": ORIGIN,
+                 ACCESS_FIELD: edge.permissions or PUBLIC}  # fmt: skip
         if edge.piece_id is not None:
             props["piece_id"] = edge.piece_id
         stored = Relation(
@@ -67,18 +69,22 @@ class KnowledgeGraph:
         self.graph.upsert_relations([stored])
         return WriteStatus.UPDATED if old else WriteStatus.ADDED
 
-    def neighbourhood(self, start_id: str, depth: int) -> list[tuple[Triplet, int]]:
+    def neighbourhood(
+        self, start_id: str, depth: int, reader: Principal | None = None
+    ) -> list[tuple[Triplet, int]]:
         """Knowledge relations within ``depth`` hops of ``start_id``, breadth first.
 
         Relations are followed in both directions. A relation's depth is the BFS level at
         which it is first met (1 = it touches ``start_id``). Within a level relations are
-        ordered by (type, source id, target id).
+        ordered by (type, source id, target id). Only relations ``reader`` (default:
+        anonymous) may read are followed.
 
         Returns:
             ``(triplet, depth)`` pairs, each relation once.
         """
         if depth <= 0:
             return []
+        reader = reader or Principal()
         visited = {start_id}
         frontier = [start_id]
         seen: set[tuple[str, str, str]] = set()
@@ -86,7 +92,12 @@ class KnowledgeGraph:
         for level in range(1, depth + 1):
             triplets = self.graph.get_triplets(ids=frontier)
             triplets = sorted(
-                (t for t in triplets if t[1].properties.get("origin") == ORIGIN),
+                (
+                    t
+                    for t in triplets
+                    if t[1].properties.get("origin") == ORIGIN
+                    and reader.can_read(str(t[1].properties.get(ACCESS_FIELD, PUBLIC)))
+                ),
                 key=lambda t: (t[1].label, t[1].source_id, t[1].target_id),
             )
             next_frontier: list[str] = []
@@ -112,7 +123,7 @@ def _graph_node(node: GraphNode) -> NamedNode:
         id_=node.node_id,
         name=node.name,
         label=node.node_type,
-        properties={**node.properties, "origin": ORIGIN},
+        properties={**node.properties, "origin": ORIGIN, ACCESS_FIELD: node.permissions or PUBLIC},
     )
 
 

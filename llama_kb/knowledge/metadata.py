@@ -41,6 +41,9 @@ class MetadataStore:
             self._conn = sqlite3.connect(str(path), check_same_thread=False, timeout=30.0)
             self._conn.execute("PRAGMA journal_mode=WAL")
             self._conn.executescript(_SCHEMA)
+            columns = {r[1] for r in self._conn.execute("PRAGMA table_info(entity_metadata)")}
+            if "access" not in columns:  # stores from before access scopes: public
+                self._conn.execute("ALTER TABLE entity_metadata ADD COLUMN access TEXT")
         except sqlite3.Error as e:
             raise BackendError(f"cannot open the knowledge metadata store {path}: {e}") from e
 
@@ -61,14 +64,16 @@ class MetadataStore:
             if row is not None and row[0] == digest:
                 return WriteStatus.UNCHANGED
             self._conn.execute(
-                "INSERT INTO entity_metadata(entity_id, entity_type, properties, content_hash, "
-                "created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(entity_id) DO "
-                "UPDATE SET entity_type=excluded.entity_type, properties=excluded.properties, "
+                "INSERT INTO entity_metadata(entity_id, entity_type, properties, access, "
+                "content_hash, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT(entity_id) DO UPDATE SET entity_type=excluded.entity_type, "
+                "properties=excluded.properties, access=excluded.access, "
                 "content_hash=excluded.content_hash, updated_at=excluded.updated_at",
                 (
                     metadata.entity_id,
                     metadata.entity_type,
                     json.dumps(metadata.properties, sort_keys=True, ensure_ascii=False),
+                    metadata.permissions,
                     digest,
                     stamp,
                     stamp,
@@ -80,7 +85,7 @@ class MetadataStore:
         """The metadata of ``entity_id``, if stored."""
         with self._lock:
             row = self._conn.execute(
-                "SELECT entity_id, entity_type, properties FROM entity_metadata "
+                "SELECT entity_id, entity_type, properties, access FROM entity_metadata "
                 "WHERE entity_id = ?",
                 (entity_id,),
             ).fetchone()
@@ -88,7 +93,7 @@ class MetadataStore:
 
     def entities(self, entity_type: str | None = None) -> list[EntityMetadata]:
         """Every stored entity (of ``entity_type``), sorted by id."""
-        sql = "SELECT entity_id, entity_type, properties FROM entity_metadata"
+        sql = "SELECT entity_id, entity_type, properties, access FROM entity_metadata"
         args: tuple[str, ...] = ()
         if entity_type is not None:
             sql += " WHERE entity_type = ?"
@@ -98,5 +103,7 @@ class MetadataStore:
         return [_metadata(r) for r in rows]
 
 
-def _metadata(row: tuple[str, str, str]) -> EntityMetadata:
-    return EntityMetadata(entity_id=row[0], entity_type=row[1], properties=json.loads(row[2]))
+def _metadata(row: tuple[str, str, str, str | None]) -> EntityMetadata:
+    return EntityMetadata(
+        entity_id=row[0], entity_type=row[1], properties=json.loads(row[2]), permissions=row[3]
+    )

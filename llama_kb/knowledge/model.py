@@ -18,9 +18,19 @@ import json
 import unicodedata
 from datetime import datetime
 from enum import StrEnum
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    field_validator,
+    model_validator,
+)
+
+from llama_kb.access import access_key
+from llama_kb.errors import ConfigurationError
 
 GLOBAL_ENTITY_ID = "global"
 """Entity id whose metadata applies to every entity (``RetrievalResult.global_metadata``)."""
@@ -45,6 +55,26 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
 
 
+RESERVED_PREFIXES = ("doc:", "chunk:", "entity:", "fact:", "section:", "symbol:", "module:")
+"""Node id namespaces of ingested documents: knowledge JSON may link to them, never write them."""
+RESERVED_PROPERTIES = frozenset({"origin", "doc_id", "chunk_id", "access"})
+"""Properties set by llama-kb (provenance, prune keys, access): not writable from knowledge."""
+
+
+def _permissions(value: Any) -> str | None:
+    """The canonical access key of seed 001's ``permissions`` (``None``: the default)."""
+    if value is None:
+        return None
+    try:
+        return access_key(value)
+    except ConfigurationError as e:
+        raise ValueError(str(e)) from None
+
+
+Permissions = Annotated[str | None, BeforeValidator(_permissions)]
+"""A ``permissions`` field: stored as its access key."""
+
+
 def _check_id(value: str, what: str) -> str:
     if not value:
         raise ValueError(f"{what} must not be empty")
@@ -62,11 +92,14 @@ class EntityMetadata(_Model):
         entity_id: Unique id, URI-like by convention (``user:alice``).
         entity_type: Namespace of the entity (``user``); metadata is stored per type.
         properties: Free ``key: value`` pairs, rendered sorted by key.
+        permissions: Who may read it (:mod:`llama_kb.access`; seed 001's
+            ``{"level": ..., "orgId": ..., "userId": ...}`` or a key); default public.
     """
 
     entity_id: str
     entity_type: str
     properties: dict[str, Any] = Field(default_factory=dict)
+    permissions: Permissions = None
 
     @field_validator("entity_id", "entity_type")
     @classmethod
@@ -88,6 +121,7 @@ class KnowledgePiece(_Model):
         embedding_text: Text embedded for search instead of ``content`` (keywords, synonyms).
         created_at: When the piece was first stored (set by the store when not given).
         updated_at: When its content last changed (set by the store when not given).
+        permissions: Who may read it (see :class:`EntityMetadata`); default public.
     """
 
     piece_id: str
@@ -99,6 +133,7 @@ class KnowledgePiece(_Model):
     embedding_text: str | None = None
     created_at: datetime | None = None
     updated_at: datetime | None = None
+    permissions: Permissions = None
 
     @model_validator(mode="before")
     @classmethod
@@ -171,7 +206,11 @@ _SCALARS = (str, int, float, bool)
 
 
 def _flat_properties(value: dict[str, Any]) -> dict[str, Any]:
-    """Graph servers store only scalars and lists of scalars as properties."""
+    """Graph servers store only scalars and lists of scalars as properties; llama-kb's own
+    properties (:data:`RESERVED_PROPERTIES`) cannot be set."""
+    reserved = sorted(RESERVED_PROPERTIES & set(value))
+    if reserved:
+        raise ValueError(f"properties {reserved} are set by llama-kb; remove them")
     for key, item in value.items():
         items = item if isinstance(item, list) else [item]
         if not all(i is None or isinstance(i, _SCALARS) for i in items):
@@ -189,18 +228,31 @@ class GraphNode(_Model):
         node_type: Kind of entity (``user``, ``technique``); default ``concept``.
         label: Display name; defaults to ``node_id``.
         properties: Free properties: strings, numbers, booleans or lists of them
-            (``origin`` is reserved).
+            (:data:`RESERVED_PROPERTIES` are not allowed).
+        permissions: Who may read it (see :class:`EntityMetadata`); default public.
     """
 
     node_id: str
     node_type: str = DEFAULT_NODE_TYPE
     label: str | None = None
     properties: dict[str, Any] = Field(default_factory=dict)
+    permissions: Permissions = None
 
     @field_validator("node_id", "node_type")
     @classmethod
     def _non_empty(cls, value: str, info: Any) -> str:
         return _check_id(value, info.field_name)
+
+    @field_validator("node_id")
+    @classmethod
+    def _own_namespace(cls, value: str) -> str:
+        if value.startswith(RESERVED_PREFIXES):
+            raise ValueError(
+                f"node_id {value!r} is in a namespace of ingested documents "
+                f"({', '.join(RESERVED_PREFIXES)}); knowledge may link to such nodes, not "
+                "write them: choose another id"
+            )
+        return value
 
     @field_validator("properties")
     @classmethod
@@ -222,13 +274,16 @@ class GraphEdge(_Model):
         edge_type: Relation type (``SPECIALIZES_IN``).
         properties: Free properties (strings, numbers, booleans or lists of them);
             ``piece_id`` links a knowledge piece, ``weight`` (0..1, default 1.0) is the
-            traversal cost, ``description`` is shown when formatting; ``origin`` is reserved.
+            traversal cost, ``description`` is shown when formatting;
+            :data:`RESERVED_PROPERTIES` are not allowed.
+        permissions: Who may read it (see :class:`EntityMetadata`); default public.
     """
 
     source_id: str
     target_id: str
     edge_type: str
     properties: dict[str, Any] = Field(default_factory=dict)
+    permissions: Permissions = None
 
     @field_validator("source_id", "target_id", "edge_type")
     @classmethod

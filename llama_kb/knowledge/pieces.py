@@ -8,6 +8,7 @@ from typing import Any
 
 from llama_index.core.base.embeddings.base import BaseEmbedding
 
+from llama_kb.access import FLAG_PREFIX, PUBLIC, Principal, access_flags
 from llama_kb.errors import BackendError
 from llama_kb.knowledge.model import KnowledgePiece, stable_hash
 from llama_kb.knowledge.writes import WriteStatus, now
@@ -16,6 +17,10 @@ PIECES_SUFFIX = "-pieces"
 """The pieces collection is ``<chunk collection><PIECES_SUFFIX>``."""
 _TAG_PREFIX = "tag:"
 _PIECE_JSON = "piece"
+
+
+_FLAGGED = "llama_kb_access_flags"
+"""Collection metadata: every piece carries access flags."""
 
 
 @dataclass(frozen=True)
@@ -30,8 +35,10 @@ class PieceStore:
 
     Each record holds the piece's content as document, the vector of its ``embedding_text``
     (or content), and metadata for filters: ``entity_id`` (``""`` when shared),
-    ``knowledge_type``, ``info_type``, one ``tag:<tag>`` flag per tag, and hashes that make
-    unchanged pieces cost nothing on reload.
+    ``knowledge_type``, ``info_type``, one ``tag:<tag>`` flag per tag, the access flags of
+    its ``permissions`` (:func:`~llama_kb.access.access_flags`), and hashes that make
+    unchanged pieces cost nothing on reload. Pieces stored before access flags existed get
+    the public flag when the store is opened (once).
 
     Args:
         collection: The Chroma collection ``<collection>-pieces``.
@@ -41,6 +48,21 @@ class PieceStore:
     def __init__(self, collection: Any, embedding: BaseEmbedding) -> None:
         self.collection = collection
         self.embedding = embedding
+        self._flag_older_pieces()
+
+    def _flag_older_pieces(self) -> None:
+        if (self.collection.metadata or {}).get(_FLAGGED) or not self.count():
+            return
+        page = self.collection.get(include=["metadatas"])
+        unflagged = [
+            (piece_id, {**meta, **access_flags(PUBLIC)})
+            for piece_id, meta in zip(page["ids"], page["metadatas"], strict=True)
+            if not any(str(k).startswith(FLAG_PREFIX) for k in meta)
+        ]
+        if unflagged:
+            ids, metas = zip(*unflagged, strict=True)
+            self.collection.update(ids=list(ids), metadatas=list(metas))
+        self.collection.modify(metadata={_FLAGGED: True})
 
     def count(self) -> int:
         """Number of stored pieces."""
@@ -163,6 +185,7 @@ def _piece_metadata(piece: KnowledgePiece, digest: str, embed_hash: str) -> dict
         _PIECE_JSON: piece.model_dump_json(),
     }
     meta.update({f"{_TAG_PREFIX}{tag}": True for tag in piece.tags})
+    meta.update(access_flags(piece.permissions or PUBLIC))
     return meta
 
 
@@ -175,6 +198,7 @@ def piece_filters(
     knowledge_types: Iterable[str] | None = None,
     info_types: Iterable[str] | None = None,
     tags: Iterable[str] | None = None,
+    reader: Principal | None = None,
 ) -> dict[str, Any] | None:
     """A Chroma ``where`` clause for piece search.
 
@@ -183,11 +207,12 @@ def piece_filters(
         knowledge_types: Any of these knowledge types.
         info_types: Any of these info types.
         tags: Pieces with at least one of these tags.
+        reader: Only pieces this principal may read (default: anonymous, public pieces).
 
     Returns:
         The clause, or ``None`` when nothing is filtered.
     """
-    clauses: list[dict[str, Any]] = []
+    clauses: list[dict[str, Any]] = [(reader or Principal()).flag_clause()]
     if entity_id is not None:
         clauses.append({"entity_id": {"$in": [entity_id, ""]}})
     if knowledge_types is not None:

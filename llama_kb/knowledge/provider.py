@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from llama_kb.access import Principal
 from llama_kb.errors import ConfigurationError, QueryError
 from llama_kb.knowledge.formatter import KnowledgeFormatter, ScoredPiece
 from llama_kb.knowledge.retrieval import GraphContextItem, RetrievalResult, retrieve_knowledge
@@ -177,6 +178,7 @@ class KnowledgeProvider:
         metadata_info_type: Section of the entity's and global metadata.
         entity_edge_info_type: Section of relations from the entity without a linked piece.
         default_edge_info_type: Section of other relations without a linked piece.
+        principal: Who asks (:mod:`llama_kb.access`); default anonymous (public knowledge).
 
     Example:
         >>> provider = KnowledgeProvider(kb, entity_id="user:alice")  # doctest: +SKIP
@@ -198,8 +200,10 @@ class KnowledgeProvider:
         metadata_info_type: str = USER_PROFILE,
         entity_edge_info_type: str = USER_PROFILE,
         default_edge_info_type: str = CONTEXT,
+        principal: Principal | Mapping[str, Any] | str | None = None,
     ) -> None:
         self.kb = kb
+        self.principal = principal
         self.entity_id = entity_id
         self.formatter = formatter or KnowledgeFormatter()
         self.formatters = {
@@ -226,6 +230,7 @@ class KnowledgeProvider:
             graph_traversal_depth=self.graph_traversal_depth,
             knowledge_types=self.knowledge_types,
             tags=self.tags,
+            principal=self.principal,
         )
 
     def route(self, result: RetrievalResult) -> dict[str, KnowledgeSection]:

@@ -12,18 +12,19 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from llama_kb.errors import QueryError
+from llama_kb.access import PUBLIC, Principal
+from llama_kb.errors import ConfigurationError, QueryError
 from llama_kb.knowledge.graph import node_name
 from llama_kb.knowledge.model import GLOBAL_ENTITY_ID, EntityMetadata, KnowledgePiece
 from llama_kb.knowledge.pieces import piece_filters
 from llama_kb.knowledge.store import HasKnowledge, KnowledgeStore, knowledge_store
 from llama_kb.retrieval.options import resolve_options
 
-_HIDDEN_PROPERTIES = frozenset({"origin", "weight", "piece_id"})
+_HIDDEN_PROPERTIES = frozenset({"origin", "weight", "piece_id", "access"})
 
 
 @dataclass(frozen=True)
@@ -119,6 +120,7 @@ def retrieve_knowledge(
     knowledge_types: Iterable[str] | None = None,
     info_types: Iterable[str] | None = None,
     tags: Iterable[str] | None = None,
+    principal: Principal | Mapping[str, Any] | str | None = None,
 ) -> RetrievalResult:
     """Metadata, matching pieces and graph context for ``query`` as seen by ``entity_id``.
 
@@ -134,12 +136,15 @@ def retrieve_knowledge(
         knowledge_types: Only pieces of these knowledge types.
         info_types: Only pieces of these info types.
         tags: Only pieces with at least one of these tags.
+        principal: Who asks (:mod:`llama_kb.access`): only metadata, pieces and relations
+            it may read are used; default anonymous (public knowledge).
 
     Returns:
         The :class:`RetrievalResult`.
 
     Raises:
-        QueryError: ``top_k`` is not positive or ``graph_traversal_depth`` is negative.
+        QueryError: ``top_k`` is not positive, ``graph_traversal_depth`` is negative or the
+            principal is malformed.
 
     Example:
         >>> result = retrieve_knowledge(kb, "LES for jet noise", entity_id="user:alice")
@@ -154,18 +159,24 @@ def retrieve_knowledge(
     depth = graph_traversal_depth
     if isinstance(depth, bool) or not isinstance(depth, int) or depth < 0:
         raise QueryError(f"graph_traversal_depth must be an integer >= 0, got {depth!r}")
+    try:
+        reader = Principal.parse(principal)
+    except ConfigurationError as e:
+        raise QueryError(f"invalid principal: {e}") from None
     wanted = _PieceFilter.build(knowledge_types, info_types, tags)
-    metadata = store.metadata.get(entity_id) if entity_id else None
-    global_metadata = (
-        store.metadata.get(GLOBAL_ENTITY_ID) if entity_id != GLOBAL_ENTITY_ID else None
+    metadata = _readable(reader, store.metadata.get(entity_id) if entity_id else None)
+    global_metadata = _readable(
+        reader, store.metadata.get(GLOBAL_ENTITY_ID) if entity_id != GLOBAL_ENTITY_ID else None
     )
     scored: dict[str, tuple[KnowledgePiece, float]] = {}
     if query.strip() and not wanted.empty:
         vector = store.embedding.get_query_embedding(query.strip())
-        where = piece_filters(entity_id, wanted.knowledge_types, wanted.info_types, wanted.tags)
+        where = piece_filters(
+            entity_id, wanted.knowledge_types, wanted.info_types, wanted.tags, reader
+        )
         for piece, score in store.pieces.search(vector, top_k, where):
             _keep_best(scored, piece, score)
-    graph_context = _graph_context(store, entity_id, depth) if entity_id else []
+    graph_context = _graph_context(store, entity_id, depth, reader) if entity_id else []
     for item in graph_context:
         if item.linked_piece is not None and wanted.accepts(item.linked_piece):
             _keep_best(scored, item.linked_piece, item.score)
@@ -188,13 +199,29 @@ def _keep_best(
         scored[piece.piece_id] = (piece, score)
 
 
-def _graph_context(store: KnowledgeStore, entity_id: str, depth: int) -> list[GraphContextItem]:
-    found = store.graph.neighbourhood(entity_id, depth)
-    linked = store.pieces.get(
-        sorted(
-            {str(t[1].properties["piece_id"]) for t, _ in found if "piece_id" in t[1].properties}
-        )
-    )
+def _readable(reader: Principal, metadata: EntityMetadata | None) -> EntityMetadata | None:
+    if metadata is None or not reader.can_read(metadata.permissions or PUBLIC):
+        return None
+    return metadata
+
+
+def _graph_context(
+    store: KnowledgeStore, entity_id: str, depth: int, reader: Principal
+) -> list[GraphContextItem]:
+    found = store.graph.neighbourhood(entity_id, depth, reader)
+    linked = {
+        piece_id: piece
+        for piece_id, piece in store.pieces.get(
+            sorted(
+                {
+                    str(t[1].properties["piece_id"])
+                    for t, _ in found
+                    if "piece_id" in t[1].properties
+                }
+            )
+        ).items()
+        if reader.can_read(piece.permissions or PUBLIC)
+    }
     items = []
     for (source, rel, target), level in found:
         props = dict(rel.properties)

@@ -3,7 +3,8 @@
 A principal's view of the graph must not depend on records it cannot read, so the numbers
 retrieval scores with are kept per access key (:mod:`llama_kb.access`):
 
-* ``access_stats``: chunks and FTS5 tokens per access key (BM25's ``N`` and average length);
+* ``access_stats``: chunks, FTS5 tokens (BM25's ``N`` and average length) and relations per
+  access key (which keys are stored at all);
 * ``name_access``: per name and access key, the chunks that belong to / mention it and the
   relations touching it (a name exists for a principal only through a relation it reads);
 * ``field_access``: metadata fields chunks of each access key have had;
@@ -79,6 +80,8 @@ def _count_relation(row: str, sign: str) -> str:
     title = f"({is_link} AND {row}.relation_type = 'PART_OF')"
     mention = f"({is_link} AND {row}.relation_type <> 'PART_OF')"
     return f"""
+        INSERT INTO access_stats(access, relations) VALUES ({access}, {sign}1)
+            ON CONFLICT (access) DO UPDATE SET relations = relations + excluded.relations;
         INSERT INTO name_access(uri, access, titles, mentions, edges)
             VALUES ({row}.target_uri, {access}, {sign}{title}, {sign}{mention}, {sign}1)
             ON CONFLICT (uri, access) DO UPDATE SET titles = titles + excluded.titles,
@@ -94,7 +97,8 @@ ACCESS_SCHEMA = (
     CREATE TABLE access_stats (
         access TEXT PRIMARY KEY,
         chunks INTEGER NOT NULL DEFAULT 0,
-        tokens INTEGER NOT NULL DEFAULT 0
+        tokens INTEGER NOT NULL DEFAULT 0,
+        relations INTEGER NOT NULL DEFAULT 0
     ) WITHOUT ROWID
     """,
     """
@@ -151,6 +155,11 @@ def fill_access(conn: sqlite3.Connection) -> None:
         "FROM nodes n, json_each(n.metadata) j WHERE n.node_type = 'text_chunk'"
     )
     rel = ACCESS_SQL.format(row="r")
+    conn.execute(
+        f"INSERT INTO access_stats(access, relations) SELECT {rel}, count(*) FROM relations r "
+        f"WHERE true GROUP BY {rel} ON CONFLICT (access) DO UPDATE SET "
+        "relations = excluded.relations"
+    )
     is_link = "r.relation_type IN ('PART_OF', 'MENTIONS', 'LINKS_TO')"
     conn.execute(
         "INSERT INTO name_access(uri, access, titles, mentions, edges) "

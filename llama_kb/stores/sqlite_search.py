@@ -52,9 +52,9 @@ class SQLiteSearchIndex:
         self._keys = sorted(visible) if visible is not None else []
 
     def access_keys(self) -> frozenset[str]:
-        """Access keys of the stored chunks (every other record derives from one)."""
+        """Access keys of the stored chunks and relations."""
         with self._db.read() as conn:
-            rows = conn.execute("SELECT access FROM access_stats WHERE chunks > 0")
+            rows = conn.execute("SELECT access FROM access_stats WHERE chunks > 0 OR relations > 0")
             return frozenset(r[0] for r in rows)
 
     def scoped(self, visible: frozenset[str] | None) -> SQLiteSearchIndex:
