@@ -2,15 +2,17 @@
 
 A knowledge base gets an id (``kb.json`` ``"id"``) and a collection name when it is created:
 the configured ``collection`` when one is given, else ``llama_kb`` for embedded stores and
-``llama_kb_<directory name>`` when a server is configured (the FalkorDB graph takes the same
-name). Both are stored in ``kb.json``; the Chroma collection and the graph server record the
-id as their owner. Reopening with another collection name, or opening a collection or graph
-that another knowledge base owns, is a :class:`~llama_kb.errors.KnowledgeBaseError`.
-Knowledge bases written before ids existed get one on their next open.
+``llama_kb_<directory name>_<hash of its path>`` when a server is configured (the FalkorDB
+graph takes the same name). Both are stored in ``kb.json``; the Chroma collection and the
+graph server record the id as their owner. Reopening with another collection name, or
+opening a collection or graph that another knowledge base owns, is a
+:class:`~llama_kb.errors.KnowledgeBaseError`. Knowledge bases written before ids existed get
+one on their next open.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 import uuid
 from pathlib import Path
@@ -50,5 +52,7 @@ def derived_collection(config: KBConfig, root: Path) -> str:
     """The collection of a new knowledge base at ``root`` that does not name one."""
     if config.chroma is None and config.falkordb is None and config.neo4j is None:
         return EMBEDDED_COLLECTION
-    slug = _UNSAFE.sub("_", root.resolve().name).strip("._-")[:50] or "kb"
-    return f"{EMBEDDED_COLLECTION}_{slug}"
+    where = root.resolve()
+    slug = _UNSAFE.sub("_", where.name).strip("._-")[:40] or "kb"
+    digest = hashlib.sha256(str(where).encode()).hexdigest()[:8]
+    return f"{EMBEDDED_COLLECTION}_{slug}_{digest}"

@@ -285,3 +285,12 @@ def test_the_cli_ingests_with_access_and_queries_as_a_principal(
     assert "Plan" in capsys.readouterr().out
     assert main(["ingest", str(public), "--kb", kb, "--quiet", "--access", "team one"]) != 0
     assert "unknown access" in capsys.readouterr().err
+
+
+def test_the_query_engine_passes_the_principal(kbs: dict[str, KnowledgeBase]) -> None:
+    def sources(**options: Any) -> str:
+        engine = kbs["shared"].as_query_engine(similarity_top_k=10, **options)
+        return " ".join(n.get_content() for n in engine.query("Bob Stone CFO").source_nodes)
+
+    assert "bob stone" not in sources().lower()
+    assert "bob stone" in sources(principal="bob@acme").lower()
