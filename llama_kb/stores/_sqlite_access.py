@@ -8,6 +8,7 @@ retrieval scores with are kept per access key (:mod:`llama_kb.access`):
 * ``name_access``: per name and access key, the chunks that belong to / mention it and the
   relations touching it (a name exists for a principal only through a relation it reads);
 * ``field_access``: metadata fields chunks of each access key have had;
+* ``chunk_access``: each chunk row's access key by rowid (joined by BM25 without JSON);
 * ``chunk_terms``: the full-text index's postings (``fts5vocab`` instances), to score BM25
   over the visible chunks only.
 
@@ -63,6 +64,8 @@ def count_new_chunk(row: str = "NEW") -> str:
                                                tokens = tokens + excluded.tokens;
         INSERT OR IGNORE INTO field_access(field, access) SELECT key, {access}
             FROM json_each({row}.metadata) WHERE {row}.node_type = 'text_chunk';
+        INSERT INTO chunk_access(rowid, access) SELECT {row}.rowid, {access}
+            WHERE {row}.node_type = 'text_chunk';
     """
 
 
@@ -71,6 +74,7 @@ def uncount_old_chunk() -> str:
     return f"""
         UPDATE access_stats SET chunks = chunks - 1, tokens = tokens - {tokens_sql("OLD.rowid")}
             WHERE access = {ACCESS_SQL.format(row="OLD")} AND OLD.node_type = 'text_chunk';
+        DELETE FROM chunk_access WHERE rowid = OLD.rowid;
     """
 
 
@@ -118,6 +122,7 @@ ACCESS_SCHEMA = (
         PRIMARY KEY (access, field)
     ) WITHOUT ROWID
     """,
+    "CREATE TABLE chunk_access (rowid INTEGER PRIMARY KEY, access TEXT NOT NULL)",
     "CREATE VIRTUAL TABLE chunk_terms USING fts5vocab(chunk_fts, 'instance')",
     f"""
     CREATE TRIGGER relations_access_insert AFTER INSERT ON relations BEGIN
@@ -149,6 +154,10 @@ def fill_access(conn: sqlite3.Connection) -> None:
         f"INSERT INTO access_stats(access, chunks, tokens) SELECT {access}, count(*), "
         f"sum({tokens_sql('n.rowid')}) FROM nodes n WHERE n.node_type = 'text_chunk' "
         f"GROUP BY {access}"
+    )
+    conn.execute(
+        f"INSERT INTO chunk_access(rowid, access) SELECT n.rowid, {access} FROM nodes n "
+        "WHERE n.node_type = 'text_chunk'"
     )
     conn.execute(
         f"INSERT OR IGNORE INTO field_access(field, access) SELECT DISTINCT j.key, {access} "

@@ -12,9 +12,7 @@ from __future__ import annotations
 import math
 import sqlite3
 from collections.abc import Sequence
-from typing import Any
 
-from llama_kb.stores._sqlite_access import ACCESS_SQL
 from llama_kb.stores._sqlite_rows import _marks
 
 K1 = 1.2
@@ -33,21 +31,37 @@ def visible_totals(conn: sqlite3.Connection, visible: Sequence[str]) -> tuple[in
 
 
 def postings(
-    conn: sqlite3.Connection,
-    word: str,
-    visible: Sequence[str],
-    filter_sql: str,
-    filter_params: Sequence[Any],
+    conn: sqlite3.Connection, word: str, visible: Sequence[str]
 ) -> dict[int, tuple[str, int, int]]:
     """Rowid -> ``(chunk id, term frequency, tokens)`` of the visible chunks holding ``word``."""
     rows = conn.execute(
-        "SELECT t.doc, n.uri, count(*), hex(d.sz) FROM chunk_terms t "
-        "JOIN nodes n ON n.rowid = t.doc JOIN chunk_fts_docsize d ON d.id = t.doc "
-        f"WHERE t.term = ? AND {ACCESS_SQL.format(row='n')} IN ({_marks(visible)}){filter_sql} "
-        "GROUP BY t.doc",
-        [word, *visible, *filter_params],
-    )
-    return {rowid: (uri, int(tf), _varint(size)) for rowid, uri, tf, size in rows}
+        "SELECT t.doc, count(*), hex(d.sz) FROM chunk_terms t "
+        "JOIN chunk_access a ON a.rowid = t.doc JOIN chunk_fts_docsize d ON d.id = t.doc "
+        f"WHERE t.term = ? AND a.access IN ({_marks(visible)}) GROUP BY t.doc",
+        [word, *visible],
+    ).fetchall()
+    uris = dict(_uris(conn, [r[0] for r in rows]))
+    return {rowid: (uris[rowid], int(tf), _varint(size)) for rowid, tf, size in rows}
+
+
+def _uris(conn: sqlite3.Connection, rowids: list[int]) -> list[tuple[int, str]]:
+    found: list[tuple[int, str]] = []
+    for start in range(0, len(rowids), 500):
+        part = rowids[start : start + 500]
+        found.extend(
+            conn.execute(f"SELECT rowid, uri FROM nodes WHERE rowid IN ({_marks(part)})", part)
+        )
+    return found
+
+
+def visible_df(conn: sqlite3.Connection, word: str, visible: Sequence[str]) -> int:
+    """How many visible chunks hold ``word``."""
+    row = conn.execute(
+        "SELECT count(*) FROM chunk_fts f JOIN chunk_access a ON a.rowid = f.rowid "
+        f"WHERE chunk_fts MATCH ? AND a.access IN ({_marks(visible)})",
+        ['"' + word.replace('"', '""') + '"', *visible],
+    ).fetchone()
+    return int(row[0])
 
 
 def scores(

@@ -128,15 +128,32 @@ class SQLiteSearchIndex:
     def _scoped_lexical(
         self, words: list[str], k: int, where: str, params: list[Any]
     ) -> list[tuple[str, float]]:
-        """:meth:`lexical` over the visible chunks: FTS5's BM25 on their statistics only."""
+        """:meth:`lexical` over the visible chunks: FTS5's BM25 on their statistics only.
+
+        A word found in few chunks overall is surely informative here too, so only words
+        common in the whole index have their visible document frequency counted; postings
+        are read for the words kept. Filters narrow the result, not the statistics (as
+        FTS5 does).
+        """
         with self._db.read() as conn:
             chunks, tokens = bm25.visible_totals(conn, self._keys)
-            lists = [bm25.postings(conn, w, self._keys, where, params) for w in words]
-        df = {w: len(found) for w, found in zip(words, lists, strict=True)}
-        kept = set(self._kept(words, df, chunks))
-        scored = bm25.scores(
-            [f for w, f in zip(words, lists, strict=True) if w in kept], chunks, tokens
-        )
+            ceiling = max(self.common_share * chunks, 1.0)
+            lists: dict[str, dict[int, tuple[str, int, int]]] = {}
+            df: dict[str, int] = {}
+            for word in words:
+                if self.common_share >= 1.0 or _vocab_df(conn, word) <= ceiling:
+                    lists[word] = bm25.postings(conn, word, self._keys)
+                    df[word] = len(lists[word])
+                else:
+                    df[word] = bm25.visible_df(conn, word, self._keys)
+            kept = self._kept(words, df, chunks)
+            for word in kept:
+                if word not in lists:
+                    lists[word] = bm25.postings(conn, word, self._keys)
+            scored = bm25.scores([lists[w] for w in kept], chunks, tokens)
+            if where:
+                allowed = _matching(conn, list(scored), where, params)
+                scored = {uri: s for uri, s in scored.items() if uri in allowed}
         return sorted(scored.items(), key=lambda item: (-item[1], item[0]))[:k]
 
     def _informative(self, words: list[str]) -> list[str]:
@@ -147,10 +164,7 @@ class SQLiteSearchIndex:
             return words
         with self._db.read() as conn:
             total = int(conn.execute("SELECT value FROM meta WHERE key = 'chunks'").fetchone()[0])
-            df = {w: 0 for w in words}
-            for word in words:
-                row = conn.execute("SELECT doc FROM chunk_vocab WHERE term = ?", [word]).fetchone()
-                df[word] = int(row[0]) if row else 0
+            df = {w: _vocab_df(conn, w) for w in words}
         return self._kept(words, df, total)
 
     def _kept(self, words: list[str], df: dict[str, int], total: int) -> list[str]:
@@ -361,6 +375,24 @@ class SQLiteSearchIndex:
                     for row in rows:
                         found.setdefault(row[0], dict(zip(_FACT_KEYS, row[1:], strict=True)))
         return list(found.values())
+
+
+def _vocab_df(conn: Any, word: str) -> int:
+    """Chunks holding ``word`` in the whole index."""
+    row = conn.execute("SELECT doc FROM chunk_vocab WHERE term = ?", [word]).fetchone()
+    return int(row[0]) if row else 0
+
+
+def _matching(conn: Any, uris: list[str], where: str, params: list[Any]) -> set[str]:
+    """Those of ``uris`` whose node passes the ``where`` conditions (on alias ``n``)."""
+    found: set[str] = set()
+    for chunk in _chunks(uris):
+        rows = conn.execute(
+            f"SELECT n.uri FROM nodes n WHERE n.uri IN ({_marks(chunk)}){where}",
+            [*chunk, *params],
+        )
+        found.update(r[0] for r in rows)
+    return found
 
 
 def _filter_sql(filters: Filters | None) -> tuple[str, list[Any]]:
