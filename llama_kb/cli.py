@@ -100,6 +100,12 @@ def build_parser() -> argparse.ArgumentParser:
     mcp.add_argument("--agent", metavar="YAML", help="serve an agent's knowledge (seed 004)")
     mcp.add_argument("--http", type=int, metavar="PORT", help="streamable HTTP on 127.0.0.1")
     mcp.add_argument("--git", action="store_true", help="mirror commits into <kb>/agent_git")
+    mcp.add_argument(
+        "--as",
+        dest="principal",
+        metavar="USER@ORG",
+        help="the client's identity: retrieve/search read what it may read (default: public)",
+    )
 
     boot = with_kb(sub.add_parser("bootstrap", help="describe a project tree in the agent graph"))
     boot.add_argument("directory")
@@ -245,7 +251,16 @@ def _doctor(args: argparse.Namespace) -> int:
 def _mcp(args: argparse.Namespace) -> int:
     from llama_kb.integrations.mcp_server import serve
 
-    serve(args.kb, args.workspace, args.link, args.context_size, args.agent, args.http, args.git)
+    serve(
+        args.kb,
+        args.workspace,
+        args.link,
+        args.context_size,
+        args.agent,
+        args.http,
+        args.git,
+        args.principal,
+    )
     return EXIT_OK
 
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from llama_index.core.base.embeddings.base import BaseEmbedding
 
-from llama_kb.access import Access, access_key
+from llama_kb.access import Access, Principal, access_key
 from llama_kb.config import KBConfig
 from llama_kb.embeddings import embedding_fingerprint, resolve_embedding
 from llama_kb.ingest.documents import to_source_documents
@@ -309,13 +309,24 @@ class KnowledgeBase:
     # -- queries ----------------------------------------------------------------------
 
     def search(
-        self, query: str, top_k: int | None = None, filters: dict[str, Any] | None = None
+        self,
+        query: str,
+        top_k: int | None = None,
+        filters: dict[str, Any] | None = None,
+        principal: Principal | Mapping[str, Any] | str | None = None,
     ) -> list[SearchHit]:
-        """Plain dense retrieval: the ``top_k`` chunks closest to ``query``, best first."""
+        """Plain dense retrieval: the ``top_k`` chunks closest to ``query`` that
+        ``principal`` may read (default anonymous: public chunks), best first.
+
+        Raises:
+            QueryError: Invalid query or options, a malformed principal, or none when the
+                knowledge base requires one.
+        """
         query = validate_query(query)
         options = resolve_options(self.config.retrieval, top_k=top_k, filters=filters)
+        access = self.engine.access_of(principal)
         vector = self.embedding.get_query_embedding(query)
-        return self.vectors.query(vector, options.top_k, options.filters)
+        return self.vectors.query(vector, options.top_k, options.filters, access)
 
     def retrieve(self, query: str, **options: Any) -> FusedContext:
         """Unified retrieval: chunks and graph facts, routed and fused.

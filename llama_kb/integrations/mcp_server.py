@@ -119,6 +119,7 @@ def build_server(
     *,
     defaults: dict[str, Any] | None = None,
     name: str = "llama-kb",
+    principal: str | None = None,
 ) -> MCPServer:
     """An MCP server exposing ``kb``'s retriever and ``graph``.
 
@@ -127,6 +128,9 @@ def build_server(
         graph: The agent graph the graph tools read and write.
         defaults: Defaults for ``top_k`` and ``min_score`` (e.g. from an agent config).
         name: Server name shown to clients.
+        principal: Who the server's client is (``user@org``): ``retrieve`` and ``search``
+            read what it may read (default anonymous: public records). It is fixed by
+            whoever starts the server; a client cannot change it.
 
     Raises:
         MissingDependencyError: The ``mcp`` extra is not installed.
@@ -163,6 +167,7 @@ def build_server(
                 min_score=opts["min_score"] if min_score is None else min_score,
                 filters=filters,
                 route=route,
+                principal=principal,
             )
         return RetrieveView(**context.to_dict())
 
@@ -175,7 +180,9 @@ def build_server(
     ) -> SearchView:
         """Dense passage search only (no graph), best first."""
         with _tool_errors():
-            hits = kb.search(query, top_k=top_k or opts["top_k"], filters=filters)
+            hits = kb.search(
+                query, top_k=top_k or opts["top_k"], filters=filters, principal=principal
+            )
         floor = opts["min_score"] if min_score is None else min_score
         return SearchView(
             passages=[PassageView(**h.to_dict()) for h in hits if floor is None or h.score >= floor]
@@ -310,6 +317,7 @@ def serve(
     agent_config: str | None = None,
     http_port: int | None = None,
     git: bool = False,
+    principal: str | None = None,
 ) -> None:
     """Open the knowledge base (or an agent's, from its YAML config) and serve it over MCP.
 
@@ -322,6 +330,7 @@ def serve(
             ``knowledge_options`` become the defaults of ``retrieve`` and ``search``.
         http_port: Serve streamable HTTP on 127.0.0.1 at this port instead of stdio.
         git: Mirror agent-graph commits into the git repository ``<kb>/agent_git``.
+        principal: Who the client is (``user@org``); default anonymous (public records).
     """
     require_mcp()
     from llama_kb.config import KBConfig
@@ -340,7 +349,7 @@ def serve(
         kb, git=git, workspace=workspace, linked=linked or (), context_size=context_size
     )
     try:
-        server = build_server(kb, graph, defaults=defaults)
+        server = build_server(kb, graph, defaults=defaults, principal=principal)
         if http_port is None:
             server.run()
         else:

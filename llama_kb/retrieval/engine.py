@@ -172,14 +172,28 @@ class ContextEngine:
 
     # -- steps ------------------------------------------------------------------------
 
-    def _plan(self, query: str, options: dict[str, Any]) -> QueryPlan:
-        options = dict(options)
+    def access_of(self, principal: Any) -> frozenset[str] | None:
+        """The access keys ``principal`` reads when some stored record is not among them
+        (``None``: it reads everything stored).
+
+        Raises:
+            QueryError: A malformed principal, or none when one is required.
+        """
+        index = self.search_index
+        return restricted(index, self._principal(principal).visible(index.access_keys())).visible
+
+    def _principal(self, value: Any) -> Principal:
         try:
-            principal = Principal.parse(options.pop("principal", None))
+            principal = Principal.parse(value)
         except ConfigurationError as e:
             raise QueryError(f"invalid principal: {e}") from None
         if principal.anonymous and self.require_principal:
             raise QueryError("this knowledge base requires a principal: pass principal=...")
+        return principal
+
+    def _plan(self, query: str, options: dict[str, Any]) -> QueryPlan:
+        options = dict(options)
+        principal = self._principal(options.pop("principal", None))
         plan = QueryPlan(
             validate_query(query),
             resolve_options(self.defaults, **options),

@@ -294,3 +294,12 @@ def test_the_query_engine_passes_the_principal(kbs: dict[str, KnowledgeBase]) ->
 
     assert "bob stone" not in sources().lower()
     assert "bob stone" in sources(principal="bob@acme").lower()
+
+
+@pytest.mark.parametrize("who", list(PRINCIPALS))
+def test_plain_dense_search_reads_what_the_principal_may(
+    kbs: dict[str, KnowledgeBase], who: str
+) -> None:
+    principal = PRINCIPALS[who]
+    hits = kbs["shared"].search("Falcon budget codename acquisition", top_k=50, principal=principal)
+    assert {h.doc_id for h in hits} == _visible_docs(principal)
