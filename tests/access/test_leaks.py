@@ -303,3 +303,24 @@ def test_plain_dense_search_reads_what_the_principal_may(
     principal = PRINCIPALS[who]
     hits = kbs["shared"].search("Falcon budget codename acquisition", top_k=50, principal=principal)
     assert {h.doc_id for h in hits} == _visible_docs(principal)
+
+
+def test_re_ingesting_under_another_access_moves_every_record(
+    tmp_path: Path, embedding: BaseEmbedding
+) -> None:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "plan.md").write_text("# Falcon plan\n\nProject Falcon hides the word Heronsbill.\n")
+    with KnowledgeBase.open(tmp_path / "kb", embedding=embedding) as kb:
+
+        def anonymous_sees() -> bool:
+            context = kb.retrieve("What does Project Falcon hide?", top_k=10, min_score=0)
+            return "heronsbill" in json.dumps(context.to_dict(), default=str).lower()
+
+        assert kb.ingest(folder, access="user:dana").ok and not anonymous_sees()
+        report = kb.ingest(folder)
+        assert report.updated and anonymous_sees()
+        assert kb.ingest(folder, access="user:dana").updated and not anonymous_sees()
+        assert kb.engine.search_index.access_keys() == {"user:dana"}
+        kb.remove([d.doc_id for d in kb.documents()])
+        assert kb.engine.search_index.access_keys() == frozenset()
