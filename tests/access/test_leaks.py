@@ -20,11 +20,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import servers
 from llama_index.core import Document
 from llama_index.core.base.embeddings.base import BaseEmbedding
 
-from llama_kb import KnowledgeBase, Principal
+from llama_kb import KBConfig, KnowledgeBase, Principal
 from llama_kb.errors import QueryError
+
+chroma_server = servers.chroma_server
 
 DOCS: dict[str, tuple[str, str, str]] = {
     # id: (access, title, text)
@@ -130,18 +133,30 @@ def _load(kb: KnowledgeBase, doc_ids: list[str]) -> None:
         assert report.ok, report.failed
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(
+    scope="module",
+    params=["embedded", pytest.param("chroma-server", marks=pytest.mark.integration)],
+)
 def kbs(
-    tmp_path_factory: pytest.TempPathFactory, embedding: BaseEmbedding
+    request: pytest.FixtureRequest,
+    tmp_path_factory: pytest.TempPathFactory,
+    embedding: BaseEmbedding,
 ) -> Iterator[dict[str, KnowledgeBase]]:
-    """The shared knowledge base, and per principal one holding only what it may read."""
+    """The shared knowledge base, and per principal one holding only what it may read:
+    embedded stores, or vectors on a Chroma server started by the tests."""
     root = tmp_path_factory.mktemp("leaks")
+    env = request.getfixturevalue("chroma_server").env if request.param != "embedded" else {}
     opened: dict[str, KnowledgeBase] = {}
+
+    def open_kb(name: str) -> KnowledgeBase:
+        config = KBConfig.from_env(root / name, env=env)
+        return KnowledgeBase.open(config=config, embedding=embedding)
+
     try:
-        opened["shared"] = KnowledgeBase.open(root / "shared", embedding=embedding)
+        opened["shared"] = open_kb("shared")
         _load(opened["shared"], list(DOCS))
         for name, principal in PRINCIPALS.items():
-            kb = KnowledgeBase.open(root / name, embedding=embedding)
+            kb = open_kb(name)
             opened[name] = kb
             _load(kb, [d for d, (access, _, _) in DOCS.items() if _readable(principal, access)])
         yield opened
@@ -226,8 +241,6 @@ def test_unknown_filter_fields_are_named_from_readable_records_only(
 
 
 def test_a_knowledge_base_can_require_a_principal(tmp_path: Path, embedding: BaseEmbedding) -> None:
-    from llama_kb import KBConfig
-
     config = KBConfig(path=tmp_path / "kb", access={"require_principal": True})
     with KnowledgeBase.open(config=config, embedding=embedding) as kb:
         kb.add_documents([Document(text="Some text.")])
