@@ -222,6 +222,16 @@ class Principal:
         clauses = [{f"{FLAG_PREFIX}{f}": True} for f in flags]
         return clauses[0] if len(clauses) == 1 else {"$or": clauses}
 
+    def own_keys(self) -> frozenset[str]:
+        """The keys this principal reads that need no list of stored keys: ``public``, its
+        organization and itself (a safe floor when the stored keys cannot be read)."""
+        keys = {PUBLIC}
+        if self.org_id is not None:
+            keys.add(f"org:{self.org_id}")
+        if self.user_id is not None:
+            keys.add(f"user:{self.user_id}")
+        return frozenset(keys)
+
     def visible(self, keys: Iterable[str]) -> frozenset[str]:
         """The keys among ``keys`` this principal reads (``public`` always included)."""
         return frozenset({PUBLIC, *(k for k in keys if self.can_read(k))})

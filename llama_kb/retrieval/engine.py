@@ -202,6 +202,7 @@ class ContextEngine:
         observe.emit_start(plan.query, plan.options)
         started = time.perf_counter()
         chunks = 0
+        plan.access = principal.own_keys()  # fail closed until the stored keys are known
         try:
             index = self._scoped(self.search_index, principal, plan)
             if self.cache.size and not plan.options.explain:

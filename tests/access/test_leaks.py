@@ -337,3 +337,15 @@ def test_re_ingesting_under_another_access_moves_every_record(
         assert kb.engine.search_index.access_keys() == {"user:dana"}
         kb.remove([d.doc_id for d in kb.documents()])
         assert kb.engine.search_index.access_keys() == frozenset()
+
+
+def test_a_failing_index_fails_closed(
+    kbs: dict[str, KnowledgeBase], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken() -> frozenset[str]:
+        raise RuntimeError("index unreadable")
+
+    monkeypatch.setattr(kbs["shared"].engine.search_index, "access_keys", broken)
+    context = kbs["shared"].retrieve("Falcon budget codename layoffs", top_k=50, min_score=0)
+    assert context.trace["degraded"] and context.unstructured
+    assert {h.metadata["access"] for h in context.unstructured} == {"public"}
