@@ -18,7 +18,9 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
+
+from pydantic import BeforeValidator
 
 from llama_kb.errors import ConfigurationError
 
@@ -146,6 +148,19 @@ def readable(properties: Mapping[str, Any], access: Collection[str] | None) -> b
 def access_key(value: Access | Mapping[str, Any] | str | None) -> str:
     """The canonical key of ``value`` (see :meth:`Access.parse`)."""
     return Access.parse(value).key
+
+
+def _optional_key(value: Any) -> str | None:
+    if value is None:
+        return None
+    try:
+        return access_key(value)
+    except ConfigurationError as e:
+        raise ValueError(str(e)) from None  # pydantic reports it with the field's name
+
+
+OptionalAccessKey = Annotated[str | None, BeforeValidator(_optional_key)]
+"""A pydantic field holding an access (a key or seed 001's mapping), stored as its key."""
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from llama_kb.access import OptionalAccessKey
 from llama_kb.errors import ConfigurationError, MissingDependencyError
 from llama_kb.knowledge_base import KnowledgeBase
 from llama_kb.retrieval.payload import FusedContext
@@ -36,11 +37,13 @@ __all__ = ["AgentConfig", "AgentKnowledge", "KnowledgeOptions", "KnowledgeSource
 
 
 class KnowledgeSource(BaseModel):
-    """One file or glob the agent knows, relative to the config file."""
+    """One file or glob the agent knows, relative to the config file, and who may read it
+    (an access key or seed 001's permission mapping; default: the knowledge base's default)."""
 
     model_config = ConfigDict(extra="forbid")
     path: str = Field(min_length=1)
     description: str | None = None
+    access: OptionalAccessKey = None
 
 
 class KnowledgeOptions(BaseModel):
@@ -109,21 +112,42 @@ class AgentKnowledge:
 
     def sources(self) -> list[Path]:
         """The files the config declares (globs expanded, sorted, existing files only)."""
-        files: set[Path] = set()
+        return sorted(self._access_by_file())
+
+    def _access_by_file(self) -> dict[Path, str | None]:
+        found: dict[Path, str | None] = {}
         for source in self.config.knowledge:
             pattern = str(self.base_dir / source.path)
-            files.update(Path(p) for p in glob.glob(pattern, recursive=True) if Path(p).is_file())
-        return sorted(files)
+            for name in glob.glob(pattern, recursive=True):
+                path = Path(name)
+                if not path.is_file():
+                    continue
+                if path in found and found[path] != source.access:
+                    raise ConfigurationError(
+                        f"{path} is declared by two knowledge sources with different access "
+                        f"({found[path]} and {source.access}); give it one"
+                    )
+                found[path] = source.access
+        return found
 
     def sync(self, show_progress: bool = False) -> IngestReport:
-        """Ingest the declared files; unchanged files are skipped, vanished ones removed."""
-        files = self.sources()
+        """Ingest the declared files, each source with its ``access``; unchanged files are
+        skipped, vanished ones removed."""
+        files = self._access_by_file()
         if not files:
             raise ConfigurationError(
                 f"agent {self.config.agent_id!r} declares no existing knowledge files "
                 f"(looked for {[s.path for s in self.config.knowledge]} under {self.base_dir})"
             )
-        return self.kb.ingest(files, prune=True, show_progress=show_progress)
+        groups: dict[str | None, list[Path]] = {}
+        for path in sorted(files):
+            groups.setdefault(files[path], []).append(path)
+        report = IngestReport()
+        for access, group in groups.items():
+            report.merge(
+                self.kb.ingest(group, prune=True, show_progress=show_progress, access=access)
+            )
+        return report
 
     def defaults(self) -> dict[str, Any]:
         """``top_k`` / ``min_score`` defaults from ``knowledge_options``."""

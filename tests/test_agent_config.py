@@ -63,3 +63,20 @@ def test_sync_embeds_only_changed_files_and_honours_query_controls(
         assert 1 <= len(hits) <= 2 and all(h.score >= 0.2 for h in hits)
         assert agent.search("Which model embeds the chunks?", relevance_threshold=0.99) == []
         assert len(agent.retrieve("What does the Vector Indexer do?").unstructured) <= 2
+
+
+def test_each_source_ingests_with_its_access(tmp_path: Path, agent_file: Path, embedding) -> None:
+    text = agent_file.read_text().replace(
+        '  - path: "./knowledge/team.txt"',
+        '  - path: "./knowledge/team.txt"\n    access: {level: individual, userId: ada}',
+    )
+    agent_file.write_text(text, encoding="utf-8")
+    with AgentKnowledge.open(agent_file, embedding=embedding) as agent:
+        assert agent.sync().ok
+        stored = {Path(d.source).name: d.access for d in agent.kb.documents()}
+        assert stored["team.txt"] == "user:ada"
+        assert {a for name, a in stored.items() if name != "team.txt"} == {"public"}
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("agent_id: x\nknowledge: [{path: a.md, access: {level: galaxy}}]\n")
+    with pytest.raises(ConfigurationError, match="unknown access level"):
+        load_agent_config(bad)

@@ -28,7 +28,7 @@ class StoredDocument:
         location: Where the source was last read (path or URL; ``""`` for in-memory ones).
         content_hash: SHA-256 of the document's title, text, metadata and links.
         chunks: Number of chunks.
-        access: The ``access`` (or ``permission``) metadata, when given.
+        access: Its access key (:mod:`llama_kb.access`).
         title: The title.
         status: ``ready``, or ``pending`` when a run was interrupted.
         ingested_at: Unix time of the last write.

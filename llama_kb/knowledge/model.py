@@ -18,19 +18,17 @@ import json
 import unicodedata
 from datetime import datetime
 from enum import StrEnum
-from typing import Annotated, Any
+from typing import Any
 
 from pydantic import (
     BaseModel,
-    BeforeValidator,
     ConfigDict,
     Field,
     field_validator,
     model_validator,
 )
 
-from llama_kb.access import access_key
-from llama_kb.errors import ConfigurationError
+from llama_kb.access import OptionalAccessKey
 
 GLOBAL_ENTITY_ID = "global"
 """Entity id whose metadata applies to every entity (``RetrievalResult.global_metadata``)."""
@@ -61,18 +59,8 @@ RESERVED_PROPERTIES = frozenset({"origin", "doc_id", "chunk_id", "access"})
 """Properties set by llama-kb (provenance, prune keys, access): not writable from knowledge."""
 
 
-def _permissions(value: Any) -> str | None:
-    """The canonical access key of seed 001's ``permissions`` (``None``: the default)."""
-    if value is None:
-        return None
-    try:
-        return access_key(value)
-    except ConfigurationError as e:
-        raise ValueError(str(e)) from None
-
-
-Permissions = Annotated[str | None, BeforeValidator(_permissions)]
-"""A ``permissions`` field: stored as its access key."""
+Permissions = OptionalAccessKey
+"""A ``permissions`` field (seed 001): stored as its access key."""
 
 
 def _check_id(value: str, what: str) -> str:
