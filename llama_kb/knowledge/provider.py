@@ -162,6 +162,11 @@ def as_section_formatter(spec: Any, formatter: KnowledgeFormatter) -> SectionFor
     )
 
 
+KNOWLEDGE, PASSAGES, FACTS = "knowledge", "passages", "facts"
+SOURCES = frozenset({KNOWLEDGE, PASSAGES, FACTS})
+"""What a :class:`KnowledgeProvider` can draw on."""
+
+
 class KnowledgeProvider:
     """A callable ``query -> {info_type: text}`` for prompts (seed 000's ``knowledge_provider``).
 
@@ -179,6 +184,9 @@ class KnowledgeProvider:
         entity_edge_info_type: Section of relations from the entity without a linked piece.
         default_edge_info_type: Section of other relations without a linked piece.
         principal: Who asks (:mod:`llama_kb.access`); default anonymous (public knowledge).
+        sources: What to draw on: ``knowledge`` (the three layers, default), ``passages``
+            and ``facts`` (document passages and typed facts of ``kb.retrieve``, as the
+            ``passages`` / ``facts`` sections; ``kb`` must be a knowledge base).
 
     Example:
         >>> provider = KnowledgeProvider(kb, entity_id="user:alice")  # doctest: +SKIP
@@ -201,9 +209,18 @@ class KnowledgeProvider:
         entity_edge_info_type: str = USER_PROFILE,
         default_edge_info_type: str = CONTEXT,
         principal: Principal | Mapping[str, Any] | str | None = None,
+        sources: Iterable[str] = ("knowledge",),
     ) -> None:
         self.kb = kb
         self.principal = principal
+        self.sources = frozenset(sources)
+        unknown = self.sources - SOURCES
+        if unknown or not self.sources:
+            raise ConfigurationError(
+                f"unknown provider sources {sorted(unknown)}; use some of {sorted(SOURCES)}"
+            )
+        if self.sources & {PASSAGES, FACTS} and not callable(getattr(kb, "retrieve", None)):
+            raise ConfigurationError("passages and facts need a KnowledgeBase as kb")
         self.entity_id = entity_id
         self.formatter = formatter or KnowledgeFormatter()
         self.formatters = {
@@ -274,7 +291,25 @@ class KnowledgeProvider:
 
     def __call__(self, query: str) -> dict[str, str]:
         """``{info_type: text}`` for ``query``, keys sorted; empty sections are left out."""
-        return self.format(self.sections(query))
+        rendered = self.format(self.sections(query)) if KNOWLEDGE in self.sources else {}
+        if self.sources & {PASSAGES, FACTS}:
+            rendered.update(self._documents(query))
+        return dict(sorted(rendered.items()))
+
+    def _documents(self, query: str) -> dict[str, str]:
+        """The ``passages`` / ``facts`` sections from ``kb.retrieve`` as the principal."""
+        options: dict[str, Any] = {"principal": self.principal}
+        if self.top_k is not None:
+            options["top_k"] = self.top_k
+        context = self.kb.retrieve(query, **options)  # type: ignore[union-attr]
+        found = {}
+        if PASSAGES in self.sources and context.unstructured:
+            found[PASSAGES] = "\n\n".join(
+                f"[{h.metadata.get('title') or h.doc_id}] {h.text}" for h in context.unstructured
+            )
+        if FACTS in self.sources and context.structured_facts:
+            found[FACTS] = "\n".join(f.render() for f in context.structured_facts)
+        return found
 
     async def acall(self, query: str) -> dict[str, str]:
         """Async :meth:`__call__` (store calls run in a worker thread)."""

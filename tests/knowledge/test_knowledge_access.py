@@ -98,3 +98,16 @@ def test_knowledge_cannot_write_reserved_namespaces(
     assert not report.ok
     assert any(message in skipped.reason for skipped in report.skipped)
     assert kb.graph.count_nodes() == 0
+
+
+def test_the_provider_draws_on_passages_and_facts_as_the_principal(team: KnowledgeBase) -> None:
+    team.add_documents([Document(text="Bob keeps the jet noise Wrenfield table.")],
+                       access="user:bob")  # fmt: skip
+    everything = ("knowledge", "passages", "facts")
+    public = KnowledgeProvider(team, entity_id="user:bob", sources=everything)("jet noise")
+    assert "passages" in public and "alice and bob work on jet noise" in public["passages"].lower()
+    assert "wrenfield" not in _text(public)
+    bob = KnowledgeProvider(team, entity_id="user:bob", sources=everything, principal=BOB)
+    assert "wrenfield" in bob("jet noise")["passages"].lower()
+    with pytest.raises(Exception, match="unknown provider sources"):
+        KnowledgeProvider(team, sources=("web",))
