@@ -1,5 +1,5 @@
-"""``python -m benchmarks <name> ...``: ingest, retrieval, facts, backends, mcp, import,
-observability, scale, access."""
+"""``python -m benchmarks <name> ...``: ingest, chunkers, retrieval, facts, backends, mcp,
+import, observability, scale, access."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ def main() -> None:
         "benchmark",
         choices=[
             "ingest",
+            "chunkers",
             "retrieval",
             "facts",
             "backends",
@@ -57,6 +58,10 @@ def main() -> None:
         default=30_000,
         help="scale: size on Chroma server + FalkorDB (0: skip)",
     )
+    parser.add_argument(
+        "--passages", type=int, default=500, help="chunkers: passages ingested per round"
+    )
+    parser.add_argument("--rounds", type=int, default=3, help="chunkers: alternating rounds")
     parser.add_argument("--questions", type=int, default=200, help="scale: questions per size")
     parser.add_argument(
         "--resume", action="store_true", help="scale: grow the knowledge base of an earlier run"
@@ -67,6 +72,10 @@ def main() -> None:
         from benchmarks import ingest_bench
 
         ingest_bench.run(args.dataset, args.out, chunk_unit=args.chunk_unit)
+    elif args.benchmark == "chunkers":
+        from benchmarks import chunker_bench
+
+        chunker_bench.run(args.dataset, args.out, passages=args.passages, rounds=args.rounds)
     elif args.benchmark == "backends":
         from benchmarks import backends_bench
 

@@ -7,8 +7,9 @@ Nodes (ids are URI-like, as in seed 003):
 * ``entity:<name-key>`` label ``entity``, name = the entity's surface name;
 * ``section:<name-key>`` label ``section``, name = a section heading (a label for where a
   chunk sits, not a named thing: chunks are never linked to it by mention);
-* ``symbol:<qualified name>`` label ``symbol``, a code definition (function, class, method)
-  or an imported module (``module:<name>``, label ``symbol`` too).
+* ``symbol:<file key>#<qualified name>`` label ``symbol``, name = the qualified name, a code
+  definition (function, class, method); ``symbol:<name>`` a name whose file is not known (an
+  imported name); an imported module is ``module:<name>``, label ``symbol`` too.
 * ``fact:<hash>`` label ``fact``: one typed relation (subject, predicate, object) read from a
   sentence or a record, stored with its evidence and ``doc_id`` (so re-ingesting a document
   replaces its facts). Linking and the retrieval name index skip fact nodes.

@@ -37,6 +37,7 @@ from llama_kb.ingest.manifest import Manifest, SourceRecord
 from llama_kb.ingest.planning import Planner, SourceWork
 from llama_kb.ingest.sources.local_adapter import LocalFiles
 from llama_kb.ingest.sources.protocol import FilesAdapter
+from llama_kb.ingest.vector_reuse import StoredVectors, text_key
 from llama_kb.stores.chroma_vector import ChromaChunkStore
 from llama_kb.stores.graph import KBGraphStore
 from llama_kb.types import IngestFailure, IngestReport, SourceDocument, TextChunk
@@ -92,6 +93,7 @@ class IngestionPipeline:
             ).encode()
         ).hexdigest()[:16]
         self.planner = Planner(manifest, self._fingerprint, self.limits, self.secrets)
+        self.stored_vectors = StoredVectors(vectors)
 
     def run(
         self,
@@ -214,6 +216,8 @@ class IngestionPipeline:
         for work in works:
             if not work.failed:
                 self.manifest.put_source(work.record)
+                if work.moved_from is not None:
+                    self.manifest.delete_source(work.moved_from)
         return self._finish(report, started)
 
     @staticmethod
@@ -263,11 +267,17 @@ class IngestionPipeline:
         ]
         self.manifest.mark_pending(docs)
         old = [doc.doc_id for work, doc, _ in batch if doc.doc_id not in work.new_ids]
+        replaced = {id(w): w.vanished for w, _, _ in batch if w.moved_from is not None}
+        stored = self.stored_vectors.read(old + [d for ids in replaced.values() for d in ids])
         if old:
             self._delete_content(old)
         chunks = [c for _, _, cs in batch for c in cs]
         report.chunks_over_window += self.chunker.over_window(chunks)
-        vectors = self.embedding.get_text_embedding_batch([embedding_text(c) for c in chunks])
+        vectors = self.stored_vectors.embed(
+            self.embedding,
+            [(text_key(c.metadata.get("title"), c.text), embedding_text(c)) for c in chunks],
+            stored,
+        )
         problem = vector_problem(vectors, len(chunks))
         if problem:
             raise EmbeddingError(f"the embedding model returned {problem}; nothing was stored")

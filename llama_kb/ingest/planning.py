@@ -40,6 +40,8 @@ class SourceWork:
     """Documents whose name no older chunk may have been linked to yet (new or unfinished)."""
     vanished: list[str] = field(default_factory=list)
     failed: bool = False
+    moved_from: str | None = None
+    """The key of the source this one was moved (renamed) from, inside the same root."""
 
 
 class Planner:
@@ -145,6 +147,7 @@ class Planner:
                 if original is not None:
                     report.duplicates.append(f"{record.location} (same content as {original})")
                     continue
+                moved = self.moved_from(record, listed) if known is None else None
                 result = fetched.parse()
             except DocumentError as e:
                 report.failed.append(IngestFailure(e.source, e.reason))
@@ -154,7 +157,7 @@ class Planner:
                 continue
             report.failed.extend(result.failures)
             docs = self.screen(result.documents, report, access)
-            works.append(self.compare(record, docs, report, seen))
+            works.append(self.compare(record, docs, report, seen, moved))
         return works
 
     def copy_of(self, record: SourceRecord, listed: set[str]) -> str | None:
@@ -173,6 +176,21 @@ class Planner:
                 return other.path
         return None
 
+    def moved_from(self, record: SourceRecord, listed: set[str]) -> str | None:
+        """The key of an ingested source with the same content under the same root whose
+        file is gone (not listed, not on disk): ``record`` is that source, moved."""
+        if not record.origin:
+            return None
+        for other in self.manifest.sources_with_hash(record.sha256):
+            if (
+                other.path != record.path
+                and other.origin == record.origin
+                and other.path not in listed
+                and not (other.location and Path(other.location).exists())
+            ):
+                return other.path
+        return None
+
     def keep_unchanged(self, path: str, report: IngestReport, seen: dict[str, str]) -> None:
         for doc in self.manifest.documents(path):
             report.unchanged.append(doc.doc_id)
@@ -184,13 +202,21 @@ class Planner:
         docs: Sequence[SourceDocument],
         report: IngestReport,
         seen: dict[str, str],
+        moved_from: str | None = None,
     ) -> SourceWork:
-        work = SourceWork(record)
+        """Which of a source's documents to write, and which of its earlier ones vanished.
+
+        With ``moved_from``, the documents of that source are this one's: those keeping
+        their id are rewritten under the new key, the others vanish.
+        """
+        work = SourceWork(record, moved_from=moved_from)
         known = self.manifest.documents_by_id(d.doc_id for d in docs)
         for doc in docs:
             owner = seen.get(doc.doc_id) or (
                 known[doc.doc_id].source_path if doc.doc_id in known else record.path
             )
+            if owner == moved_from:
+                owner = record.path
             if doc.doc_id in seen or owner != record.path:
                 report.failed.append(
                     IngestFailure(
@@ -203,7 +229,12 @@ class Planner:
             seen[doc.doc_id] = record.path
             digest = document_hash(doc)
             previous = known.get(doc.doc_id)
-            if previous and previous.status == "ready" and previous.content_hash == digest:
+            if (
+                previous
+                and previous.status == "ready"
+                and previous.content_hash == digest
+                and previous.source_path == record.path
+            ):
                 report.unchanged.append(doc.doc_id)
                 continue
             work.docs.append(doc)
@@ -213,7 +244,8 @@ class Planner:
             if previous is None or previous.status != "ready":
                 work.unlinked.add(doc.doc_id)
         in_source = {d.doc_id for d in docs}
-        work.vanished = [
-            d.doc_id for d in self.manifest.documents(record.path) if d.doc_id not in in_source
-        ]
+        earlier = self.manifest.documents(record.path)
+        if moved_from is not None:
+            earlier += self.manifest.documents(moved_from)
+        work.vanished = [d.doc_id for d in earlier if d.doc_id not in in_source]
         return work

@@ -72,7 +72,18 @@ def code_kb(kb: KnowledgeBase, tmp_path: Path) -> KnowledgeBase:
 
 
 def _relations(kb: KnowledgeBase, kind: str) -> set[tuple[str, str]]:
-    return {(s, t) for s, t, _, _ in kb.graph.iter_relations([kind])}
+    """Relations of ``kind``, symbol ends shown as ``symbol:<qualified name>`` (ids also
+    carry the defining file's path)."""
+    symbols = kb.graph.named_nodes(labels=["symbol"])
+    names = {i: f"symbol:{n}" for i, n, _ in symbols if i.startswith("symbol:")}
+    return {(names.get(s, s), names.get(t, t)) for s, t, _, _ in kb.graph.iter_relations([kind])}
+
+
+def _defined_in(kb: KnowledgeBase, name: str) -> list[str]:
+    """Where ``name`` is defined: the source paths of the chunks that define it."""
+    ids = {i for i, n, _ in kb.graph.named_nodes(labels=["symbol"]) if n == name}
+    chunks = {s for s, t, _, _ in kb.graph.iter_relations(["DEFINES"]) if t in ids}
+    return sorted(meta["source_path"] for _, meta in kb.vectors.get_chunks(sorted(chunks)).values())
 
 
 def test_definitions_found_in_every_language(code_kb: KnowledgeBase) -> None:
@@ -121,9 +132,7 @@ def test_calls_resolved_within_and_across_files(code_kb: KnowledgeBase) -> None:
     # "what calls helper": the graph answers, and the definition is in app/util.py
     callers = {s for s, t in calls if t == "symbol:helper"}
     assert callers == {"symbol:Pipeline.run"}
-    definers = {s for s, t in _relations(code_kb, "DEFINES") if t == "symbol:helper"}
-    ((_, meta),) = code_kb.vectors.get_chunks(sorted(definers)).values()
-    assert meta["source_path"] == "app/util.py"
+    assert _defined_in(code_kb, "helper") == ["app/util.py"]
 
 
 def test_imports_recorded(code_kb: KnowledgeBase) -> None:
@@ -137,3 +146,23 @@ def test_removing_a_file_removes_its_facts(code_kb: KnowledgeBase) -> None:
     calls = _relations(code_kb, "CALLS")
     assert not any(s.startswith("symbol:Pipeline") for s, _ in calls)
     assert ("symbol:render", "symbol:escape") in calls
+
+
+def test_same_symbol_in_two_files_does_not_collide(kb: KnowledgeBase, tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    source = (
+        "class Pipeline:\n    def run(self):\n        return self.step()\n\n"
+        "    def step(self):\n        return {n}\n"
+    )
+    for name in ("a/jobs.py", "b/jobs.py"):
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(source.format(n=len(name)), encoding="utf-8")
+    assert kb.ingest(root, root=root).ok
+    assert _defined_in(kb, "Pipeline.run") == ["a/jobs.py", "b/jobs.py"]
+    ids = {i for i, n, _ in kb.graph.named_nodes(labels=["symbol"]) if n == "Pipeline.run"}
+    assert ids == {"symbol:a/jobs.py#Pipeline.run", "symbol:b/jobs.py#Pipeline.run"}
+    calls = {(s, t) for s, t, _, _ in kb.graph.iter_relations(["CALLS"])}
+    for path in ("a/jobs.py", "b/jobs.py"):  # each file's call stays inside that file
+        assert (f"symbol:{path}#Pipeline.run", f"symbol:{path}#Pipeline.step") in calls
+    kb.delete(["a/jobs.py"])
+    assert _defined_in(kb, "Pipeline.run") == ["b/jobs.py"]

@@ -2,16 +2,19 @@
 
 For documents read by :func:`~llama_kb.ingest.readers.code.read_code`:
 
-* chunk ``DEFINES`` ``symbol:<Class.method>`` (weight 0: a definition and its code go
-  together); the symbol node carries ``kind``, ``language``, ``path``, ``line``, ``doc_id``;
+* chunk ``DEFINES`` ``symbol:<path>#<Class.method>`` (weight 0: a definition and its code
+  go together), ``<path>`` being the file's key (its path relative to the root), so the same
+  name defined in two files gives two nodes; the node's name is the qualified name and it
+  carries ``kind``, ``language``, ``path``, ``line``, ``doc_id``;
 * symbol ``MEMBER_OF`` its enclosing symbol (weight 0);
 * symbol ``CALLS`` symbol, where resolvable: a name defined in the same file (a method of
-  the same class first), or a name the file imports (``symbol:<name>``, the id a top-level
-  definition of that name in another file has);
+  the same class first), or a name the file imports (``symbol:<name>``, a node without a
+  path: which file defines it is not known at extraction);
 * the file's module chunk ``IMPORTS`` ``module:<name>``.
 
-So "what calls X" is the ``CALLS`` relations into ``symbol:X`` and "where is Y defined" the
-``DEFINES`` relation into ``symbol:Y`` (its chunk has ``source_path`` and lines).
+So "what calls X" is the ``CALLS`` relations into the symbol nodes named ``X`` and "where
+is Y defined" the ``DEFINES`` relations into the nodes named ``Y`` (one per defining file;
+the chunk has ``source_path`` and lines).
 """
 
 from __future__ import annotations
@@ -31,14 +34,20 @@ CALLS = "CALLS"
 IMPORTS = "IMPORTS"
 
 
-def symbol_id(qualified: str) -> str:
-    """Graph id of a code symbol (``Class.method``, or a top-level ``name``)."""
-    return f"symbol:{qualified}"
+def symbol_id(qualified: str, path: str | None = None) -> str:
+    """Graph id of a code symbol (``Class.method``, or a top-level ``name``).
+
+    Args:
+        qualified: The symbol's qualified name.
+        path: The key of the file defining it; ``None`` for a name whose file is not known
+            (an imported name, or the enclosing type of a method defined elsewhere).
+    """
+    return f"symbol:{qualified}" if path is None else f"symbol:{path}#{qualified}"
 
 
-def _symbol(qualified: str, **properties: Any) -> gm.NamedNode:
+def _symbol(qualified: str, file: str | None, **properties: Any) -> gm.NamedNode:
     return gm.NamedNode(
-        id_=symbol_id(qualified), name=qualified, label=gm.SYMBOL, properties=properties
+        id_=symbol_id(qualified, file), name=qualified, label=gm.SYMBOL, properties=properties
     )
 
 
@@ -58,6 +67,11 @@ class CodeStructureExtractor:
         for chunk in chunks:
             first_chunk.setdefault(str(chunk.metadata.get("symbol", "")), chunk.chunk_id)
         defined = {str(s.metadata["symbol"]) for s in doc.segments if s.metadata.get("symbol")}
+        path = doc.source_path
+
+        def local_id(name: str) -> str:
+            return symbol_id(name, path if name in defined else None)
+
         imported: set[str] = set()
         for segment in doc.segments:
             meta = segment.metadata
@@ -79,23 +93,23 @@ class CodeStructureExtractor:
             if not qualified or qualified not in first_chunk:
                 continue
             node = _symbol(
-                qualified, kind=meta.get("kind"), language=language, doc_id=doc.doc_id,
-                path=doc.source_path, line=meta.get("start_line"),
+                qualified, path, kind=meta.get("kind"), language=language, doc_id=doc.doc_id,
+                path=path, line=meta.get("start_line"),
             )  # fmt: skip
             fragment.nodes.append(node)
             fragment.relations.append(gm.relation(first_chunk[qualified], DEFINES, node.id, 0.0))
             parent = meta.get("_parent")
             if parent:
                 if parent not in defined:
-                    fragment.nodes.append(_symbol(parent, placeholder=True))
-                fragment.relations.append(gm.relation(node.id, MEMBER_OF, symbol_id(parent), 0.0))
+                    fragment.nodes.append(_symbol(parent, None, placeholder=True))
+                fragment.relations.append(gm.relation(node.id, MEMBER_OF, local_id(parent), 0.0))
             for callee in meta.get("_calls") or ():
                 target = _resolve(callee, parent, defined, imported)
                 if target is not None and target != qualified:
                     if target not in defined:
-                        fragment.nodes.append(_symbol(target, placeholder=True))
+                        fragment.nodes.append(_symbol(target, None, placeholder=True))
                     fragment.relations.append(
-                        gm.relation(node.id, CALLS, symbol_id(target), gm.MENTION_COST)
+                        gm.relation(node.id, CALLS, local_id(target), gm.MENTION_COST)
                     )
         return fragment
 
