@@ -41,7 +41,8 @@ from llama_kb.knowledge import (
     retrieve_knowledge,
 )
 from llama_kb.knowledge.repair import with_knowledge
-from llama_kb.knowledge.store import KnowledgeStore
+from llama_kb.knowledge.retrieval import piece_search
+from llama_kb.knowledge.store import KnowledgeStore, has_pieces_collection
 from llama_kb.retrieval.classifier import QueryClassifier
 from llama_kb.retrieval.engine import ContextEngine
 from llama_kb.retrieval.explain import Explanation
@@ -89,6 +90,8 @@ class KnowledgeBase:
             cache_size=config.cache_size, require_principal=config.access.require_principal,
         )  # fmt: skip
         self._knowledge: KnowledgeStore | None = None
+        if has_pieces_collection(vectors, config.collection):  # pieces join kb.retrieve
+            self.engine.knowledge_search = piece_search(self.knowledge)
         self._closed = False
 
     # -- opening ----------------------------------------------------------------------
@@ -389,6 +392,7 @@ class KnowledgeBase:
                 self.config.collection,
                 self.config.retrieval,
             )
+            self.engine.knowledge_search = piece_search(self._knowledge)
         return self._knowledge
 
     def load_knowledge(self, source: str | Path | Mapping[str, Any]) -> LoadReport:

@@ -91,6 +91,9 @@ class RetrieveView(BaseModel):
     unstructured: list[PassageView]
     structured_facts: list[dict[str, Any]]
     entities: list[str]
+    knowledge: list[dict[str, Any]] = Field(
+        default_factory=list, description="curated knowledge pieces, labelled as such"
+    )
     trace: dict[str, Any]
 
 

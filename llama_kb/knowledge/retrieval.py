@@ -12,7 +12,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,7 +22,9 @@ from llama_kb.knowledge.graph import node_name
 from llama_kb.knowledge.model import GLOBAL_ENTITY_ID, EntityMetadata, KnowledgePiece
 from llama_kb.knowledge.pieces import piece_filters
 from llama_kb.knowledge.store import HasKnowledge, KnowledgeStore, knowledge_store
+from llama_kb.retrieval.knowledge_step import KnowledgeSearch
 from llama_kb.retrieval.options import resolve_options
+from llama_kb.retrieval.payload import KnowledgeHit
 
 _HIDDEN_PROPERTIES = frozenset({"origin", "weight", "piece_id", "access"})
 
@@ -283,3 +285,24 @@ class _PieceFilter:
             and (self.info_types is None or piece.info_type in self.info_types)
             and (self.tags is None or bool(self.tags.intersection(piece.tags)))
         )
+
+
+def piece_search(store: KnowledgeStore) -> KnowledgeSearch:
+    """The engine's search of ``store``'s pieces (see :mod:`llama_kb.retrieval.knowledge_step`):
+    the pieces a principal may read, closest first."""
+
+    def search(vector: Sequence[float], top_k: int, principal: Principal) -> list[KnowledgeHit]:
+        found = store.pieces.search(vector, top_k, piece_filters(reader=principal))
+        return [
+            KnowledgeHit(
+                piece.piece_id,
+                piece.content,
+                piece.knowledge_type.value,
+                piece.info_type,
+                score,
+                piece.entity_id,
+            )
+            for piece, score in found
+        ]
+
+    return search

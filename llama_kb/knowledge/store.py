@@ -88,6 +88,15 @@ class HasKnowledge(Protocol):
         ...
 
 
+def has_pieces_collection(vectors: ChromaChunkStore, collection: str) -> bool:
+    """Whether knowledge pieces were ever stored beside ``collection`` (no store is opened)."""
+    client = getattr(vectors, "client", None)
+    if client is None:
+        return False
+    wanted = f"{collection}{PIECES_SUFFIX}"
+    return any(getattr(c, "name", c) == wanted for c in client.list_collections())
+
+
 def knowledge_store(target: KnowledgeStore | HasKnowledge) -> KnowledgeStore:
     """The :class:`KnowledgeStore` of ``target`` (a knowledge base, or the store itself)."""
     return target if isinstance(target, KnowledgeStore) else target.knowledge

@@ -37,7 +37,7 @@ from llama_kb.access import Principal
 from llama_kb.config import QueryOptions, RankingConfig
 from llama_kb.errors import ConfigurationError, LlamaKBError, QueryError
 from llama_kb.names import candidate_spans, find_mentions
-from llama_kb.retrieval import fact_step, ranking
+from llama_kb.retrieval import fact_step, knowledge_step, ranking
 from llama_kb.retrieval import trace as observe
 from llama_kb.retrieval.cache import QueryCache, cache_key
 from llama_kb.retrieval.classifier import HeuristicClassifier, QueryClassifier
@@ -98,6 +98,9 @@ class ContextEngine:
         self.fact_ranker = FactRanker(embedding, self.ranking)
         self.cache = QueryCache(cache_size)
         self.require_principal = require_principal
+        self.knowledge_search: knowledge_step.KnowledgeSearch | None = None
+        """Set by the knowledge base when it holds knowledge pieces (see
+        :mod:`.knowledge_step`)."""
 
     # -- public -----------------------------------------------------------------------
 
@@ -198,6 +201,7 @@ class ContextEngine:
             validate_query(query),
             resolve_options(self.defaults, **options),
             time.perf_counter(),
+            principal=principal,
         )
         observe.emit_start(plan.query, plan.options)
         started = time.perf_counter()
@@ -387,17 +391,24 @@ class ContextEngine:
             structured_facts=facts,
             entities=[view.name(e) if view else e for e in entity_ids],
             trace=plan.trace,
+            query_vector=plan.query_vector,
         )
         if plan.cache_key is not None and not plan.degraded:
             plan.trace["cache"] = "miss"
             self.cache.put(plan.cache_key, context)
-        return observe.emit_end(context, plan.stages, plan.options.top_k)
+        return self._end(plan, context)
 
     def _from_cache(self, plan: QueryPlan) -> FusedContext:
         context = plan.cached
         assert context is not None
         context.trace["cache"] = "hit"
         context.trace["total_ms"] = _ms(plan.started)
+        return self._end(plan, context)
+
+    def _end(self, plan: QueryPlan, context: FusedContext) -> FusedContext:
+        """Add the knowledge pieces (after the cache: always current) and report the end."""
+        degrade = partial(self._degrade, plan)
+        knowledge_step.attach(self.knowledge_search, self.embedding, plan, context, degrade)
         return observe.emit_end(context, plan.stages, plan.options.top_k)
 
     def _candidates(self, plan: QueryPlan) -> int:
@@ -411,7 +422,7 @@ class ContextEngine:
         plan.trace["total_ms"] = _ms(plan.started)
         plan.trace["empty_knowledge_base"] = True
         context = FusedContext(query=plan.query, route=plan.classification.label, trace=plan.trace)
-        return observe.emit_end(context, plan.stages, plan.options.top_k)
+        return self._end(plan, context)
 
     @staticmethod
     def _degrade(plan: QueryPlan, backend: str, error: Exception) -> None:

@@ -11,6 +11,32 @@ from llama_kb.types import Route, SearchHit
 
 UNSTRUCTURED_HEADING = "General description (retrieved passages)"
 STRUCTURED_HEADING = "Specific facts and relationships (knowledge graph)"
+KNOWLEDGE_HEADING = "Curated knowledge (knowledge pieces)"
+
+
+@dataclass(frozen=True)
+class KnowledgeHit:
+    """A knowledge piece (seed 000's second layer) close to the query.
+
+    Attributes:
+        piece_id: The piece's id.
+        content: Its text.
+        knowledge_type: What it is (``fact``, ``instruction``, ``procedure`` ...).
+        info_type: The prompt section it belongs to (``instructions``, ``context`` ...).
+        score: Cosine similarity to the query in [0, 1].
+        entity_id: The entity it belongs to (``None``: shared by all).
+    """
+
+    piece_id: str
+    content: str
+    knowledge_type: str
+    info_type: str
+    score: float
+    entity_id: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-serialisable view."""
+        return asdict(self)
 
 
 @dataclass(frozen=True)
@@ -96,6 +122,9 @@ class FusedContext:
         entities: Names of the graph entities the answer is about.
         trace: Classifier decision, linked entities, per-retriever hits and timings,
             and anything that degraded.
+        knowledge: Knowledge pieces close to the query that the principal may read (when
+            the knowledge base holds any), labelled as such.
+        query_vector: The query's embedding (not serialised; reused for knowledge pieces).
     """
 
     query: str
@@ -104,6 +133,8 @@ class FusedContext:
     structured_facts: list[Fact] = field(default_factory=list)
     entities: list[str] = field(default_factory=list)
     trace: dict[str, Any] = field(default_factory=dict)
+    knowledge: list[KnowledgeHit] = field(default_factory=list)
+    query_vector: list[float] | None = field(default=None, repr=False, compare=False)
 
     @property
     def degraded(self) -> list[str]:
@@ -128,6 +159,7 @@ class FusedContext:
             ],
             "structured_facts": [f.to_dict() for f in self.structured_facts],
             "entities": list(self.entities),
+            "knowledge": [k.to_dict() for k in self.knowledge],
             "trace": json.loads(json.dumps(self.trace, default=str)),
         }
 
@@ -139,9 +171,11 @@ class FusedContext:
             for i, hit in enumerate(self.unstructured, 1)
         ]
         facts = [f"- {fact.render()}" for fact in self.structured_facts]
+        knowledge = [f"- [{k.knowledge_type}] {k.content}" for k in self.knowledge]
         return (
             f"## {UNSTRUCTURED_HEADING}\n\n"
             + ("\n\n".join(passages) or "(none)")
             + f"\n\n## {STRUCTURED_HEADING}\n\n"
             + ("\n".join(facts) or "(none)")
+            + (f"\n\n## {KNOWLEDGE_HEADING}\n\n" + "\n".join(knowledge) if knowledge else "")
         )

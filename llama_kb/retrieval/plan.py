@@ -6,6 +6,7 @@ from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import Any
 
+from llama_kb.access import Principal
 from llama_kb.config import QueryOptions
 from llama_kb.retrieval import explain as debug
 from llama_kb.retrieval import trace as observe
@@ -22,6 +23,8 @@ class QueryPlan:
     started: float
     view: Candidates | None = None
     """The store lookups of this query and the chunks it ranks (``None``: index unavailable)."""
+    principal: Principal = field(default_factory=Principal)
+    """Who asks (:mod:`llama_kb.access`)."""
     access: frozenset[str] | None = None
     """The access keys the query's principal reads, when some stored record is not among
     them (``None``: it reads everything stored)."""

@@ -111,3 +111,24 @@ def test_the_provider_draws_on_passages_and_facts_as_the_principal(team: Knowled
     assert "wrenfield" in bob("jet noise")["passages"].lower()
     with pytest.raises(Exception, match="unknown provider sources"):
         KnowledgeProvider(team, sources=("web",))
+
+
+def test_kb_retrieve_returns_the_pieces_the_principal_may_read(team: KnowledgeBase) -> None:
+    question = "far-field jet noise predictions"
+    public = team.retrieve(question, min_score=0, top_k=10)
+    ids = {k.piece_id for k in public.knowledge}
+    assert ids and "bob-fwh" not in ids and "smagorinsky-constant" not in ids
+    assert "wrenfield" not in _text(public.to_dict()) and "Curated knowledge" in public.render()
+    mine = team.retrieve(question, min_score=0, top_k=10, principal=BOB)
+    assert "bob-fwh" in {k.piece_id for k in mine.knowledge}
+    assert mine.to_dict()["knowledge"][0]["knowledge_type"]
+
+
+def test_pieces_loaded_after_a_cached_answer_show_up(team: KnowledgeBase) -> None:
+    question = "How do we check the mesh before CHT runs?"
+    first = team.retrieve(question, top_k=10, min_score=0)
+    piece = {"piece_id": "cht-y-plus", "content": "Keep y+ below 1 on CHT walls before meshing"}
+    load_knowledge(team, {"pieces": [piece]})
+    again = team.retrieve(question, top_k=10, min_score=0)
+    assert again.trace["cache"] == "hit" and first.trace["cache"] == "miss"
+    assert "cht-y-plus" in {k.piece_id for k in again.knowledge}
