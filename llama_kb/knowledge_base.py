@@ -81,13 +81,13 @@ class KnowledgeBase:
         self.vectors = vectors
         self.graph = graph
         self.manifest = manifest
-        self._pipeline = IngestionPipeline(
-            manifest, vectors, graph, embedding, config.chunking, extractors,
-            limits=config.limits, secrets=config.secrets,
-        )  # fmt: skip
         self.engine = ContextEngine(
             vectors, graph, embedding, defaults=config.retrieval, ranking=config.ranking,
             cache_size=config.cache_size, require_principal=config.access.require_principal,
+        )  # fmt: skip
+        self._pipeline = IngestionPipeline(
+            manifest, vectors, graph, embedding, config.chunking, extractors,
+            limits=config.limits, secrets=config.secrets, search_index=self.engine.search_index,
         )  # fmt: skip
         self._knowledge: KnowledgeStore | None = None
         if has_pieces_collection(vectors, config.collection):  # pieces join kb.retrieve

@@ -4,7 +4,8 @@ New chunks are matched against every stored name; older chunks against the names
 documents. With a store that has a search index (the embedded SQLite graph) both are bounded
 lookups: the new chunks' word spans are looked up in the name table, and the older chunks that
 may mention a new title are found by a phrase query on the full-text index, so an update costs
-what it adds, not what the knowledge base holds. Other stores fall back to matching in memory.
+what it adds, not what the knowledge base holds. Server stores answer the same lookups from
+the engine's in-memory index. Links follow the access rules of :func:`_link_with_index`.
 """
 
 from __future__ import annotations
@@ -40,18 +41,20 @@ def mention_relations(
 
 
 def link_chunks(
+    index: SearchIndex,
     graph: KBGraphStore,
     vectors: ChromaChunkStore,
     written: Sequence[tuple[str, str, str]],
     new_doc_ids: Sequence[str],
     relink_all: bool = False,
 ) -> None:
-    """Link new chunks to every known name, and older chunks to names of new documents.
+    """Link new chunks to every known name, and older chunks to names of new documents,
+    through ``index`` (the graph's own, or the in-memory one the engine uses for server
+    stores), so the access rules of :func:`_link_with_index` hold on every backend.
 
     With ``relink_all`` (an earlier run died before linking) every chunk is matched
     against every name.
     """
-    index: SearchIndex | None = getattr(graph, "search_index", None)
     if relink_all:
         written = [
             (chunk_id, str(meta.get("doc_id", "")), text)
@@ -59,11 +62,7 @@ def link_chunks(
         ]
     if not written:
         return
-    if index is None:
-        relations = _link_in_memory(graph, vectors, written, new_doc_ids, relink_all)
-    else:
-        relations = _link_with_index(index, graph, written, new_doc_ids, relink_all)
-    graph.upsert_relations(relations)
+    graph.upsert_relations(_link_with_index(index, graph, written, new_doc_ids, relink_all))
 
 
 def _link_with_index(
@@ -148,31 +147,6 @@ def _link_older(
         for rel in found:  # the chunk's key; narrowed by the caller for a restricted title
             rel.properties[ACCESS_FIELD] = str(records[rel.source_id][1].get(ACCESS_FIELD, PUBLIC))
         relations.extend(found)
-    return relations
-
-
-def _link_in_memory(
-    graph: KBGraphStore,
-    vectors: ChromaChunkStore,
-    written: Sequence[tuple[str, str, str]],
-    new_doc_ids: Sequence[str],
-    relink_all: bool,
-) -> list[Relation]:
-    names = graph.named_nodes(labels=_LINKED_LABELS)
-    matcher = NameMatcher().add_all((name, node_id) for node_id, name, _ in names)
-    relations = mention_relations(written, matcher)
-    new_names = (
-        [] if relink_all else graph.named_nodes(ids=[gm.doc_node_id(d) for d in new_doc_ids])
-    )
-    if new_names:
-        written_ids = {chunk_id for chunk_id, _, _ in written}
-        fresh = NameMatcher().add_all((name, node_id) for node_id, name, _ in new_names)
-        old_chunks = (
-            (chunk_id, str(meta.get("doc_id", "")), text)
-            for chunk_id, text, meta in vectors.iter_chunks()
-            if chunk_id not in written_ids
-        )
-        relations.extend(mention_relations(old_chunks, fresh))
     return relations
 
 

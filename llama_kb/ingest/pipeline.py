@@ -40,6 +40,7 @@ from llama_kb.ingest.sources.protocol import FilesAdapter
 from llama_kb.ingest.vector_reuse import StoredVectors, text_key
 from llama_kb.stores.chroma_vector import ChromaChunkStore
 from llama_kb.stores.graph import KBGraphStore
+from llama_kb.stores.search import SearchIndex
 from llama_kb.types import IngestFailure, IngestReport, SourceDocument, TextChunk
 
 logger = logging.getLogger(__name__)
@@ -65,6 +66,8 @@ class IngestionPipeline:
         extractors: Graph extractors run on every new or changed document.
         limits: Resource limits on input (default :class:`LimitsConfig`).
         secrets: Secret scanning modes (default :class:`SecretsConfig`).
+        search_index: The lookups linking uses (default: the graph store's own); the
+            knowledge base passes its engine's, which server stores need.
     """
 
     def __init__(
@@ -77,7 +80,12 @@ class IngestionPipeline:
         extractors: Sequence[GraphExtractor],
         limits: LimitsConfig | None = None,
         secrets: SecretsConfig | None = None,
+        search_index: SearchIndex | None = None,
     ) -> None:
+        index = search_index or getattr(graph, "search_index", None)
+        if index is None:
+            raise ValueError("a graph store without a search index needs search_index=")
+        self.search_index: SearchIndex = index
         self.manifest = manifest
         self.vectors = vectors
         self.graph = graph
@@ -208,7 +216,8 @@ class IngestionPipeline:
             if prune is not None:
                 prune()
             unlinked = [d for w in works for d in w.unlinked]
-            link_chunks(self.graph, self.vectors, written, unlinked, relink_all)
+            index = self.search_index
+            link_chunks(index, self.graph, self.vectors, written, unlinked, relink_all)
         except LlamaKBError as e:
             report.failed.append(IngestFailure("(linking)", f"{e}; the next run completes it"))
             return self._finish(report, started)

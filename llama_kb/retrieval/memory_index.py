@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from llama_index.core.graph_stores.types import Relation
 
 from llama_kb import graph_model as gm
 from llama_kb.access import ACCESS_FIELD, PUBLIC
-from llama_kb.errors import QueryError
 from llama_kb.names import fold, matchable_forms, name_key, tokens
 from llama_kb.retrieval.fuzzy_names import trigrams
 from llama_kb.retrieval.index import matches_filters, top_rows
@@ -44,24 +44,37 @@ class _Tables:
     name_links: dict[str, list[tuple[str, bool]]]
     facts: list[dict[str, Any]]
     fields: frozenset[str]
+    keys: frozenset[str]
+    """Access keys of the chunks and relations the tables were built from (all stored ones,
+    for a view of everything)."""
 
 
 class MemorySearchIndex:
     """Search lookups over an in-memory copy of the stores, rebuilt after writes.
 
+    A restricted view (:meth:`scoped`) builds its tables from the records it may read only
+    (chunks, relations and facts by access key, names through readable relations), so its
+    BM25 statistics, name tables and counts are those of a store holding only them.
+
     Args:
         vectors: The chunk vector store (texts and metadata).
         graph: The graph store (names, relations, facts).
+        visible: Only records with these access keys (``None``: everything).
     """
 
-    def __init__(self, vectors: ChromaChunkStore, graph: KBGraphStore) -> None:
+    def __init__(
+        self,
+        vectors: ChromaChunkStore,
+        graph: KBGraphStore,
+        visible: frozenset[str] | None = None,
+    ) -> None:
         self.vectors = vectors
         self.graph = graph
+        self.visible = visible
         self._lock = threading.Lock()
         self._tables: _Tables | None = None
         self._version: int | None = None
-
-    visible: frozenset[str] | None = None
+        self._views: dict[frozenset[str], MemorySearchIndex] = {}
 
     @property
     def revision(self) -> int:
@@ -69,25 +82,19 @@ class MemorySearchIndex:
         return self.graph.revision
 
     def access_keys(self) -> frozenset[str]:
-        """Access keys of the chunks held."""
-        records = self._current().records.values()
-        return frozenset(str(meta.get(ACCESS_FIELD, PUBLIC)) for _, meta in records)
+        """Access keys of the stored chunks and relations."""
+        return self._current().keys
 
     def scoped(self, visible: frozenset[str] | None) -> MemorySearchIndex:
-        """This index, when ``visible`` covers every stored record.
-
-        Raises:
-            QueryError: The graph store holds records outside ``visible``: access scopes are
-                enforced by the embedded SQLite graph store only (yet), so the query is
-                refused rather than answered from records the principal may not read.
-        """
-        if visible is None or self.access_keys() <= visible:
+        """A view answering from records with access keys in ``visible`` only (kept, and
+        rebuilt with the stores' revision, per key set)."""
+        if visible is None:
             return self
-        raise QueryError(
-            f"this knowledge base's graph store ({type(self.graph).__name__}) cannot restrict "
-            "retrieval to a principal's access yet, and it holds records that are not visible "
-            "to this principal; use the embedded SQLite graph store for access-scoped data"
-        )
+        with self._lock:
+            view = self._views.get(visible)
+            if view is None:
+                view = self._views[visible] = MemorySearchIndex(self.vectors, self.graph, visible)
+            return view
 
     def _current(self) -> _Tables:
         try:
@@ -100,7 +107,7 @@ class MemorySearchIndex:
         with self._lock:
             if self._tables is None or version != self._version:
                 started = time.perf_counter()
-                self._tables = _build(self.vectors, self.graph)
+                self._tables = _build(self.vectors, self.graph, self.visible)
                 self._version = version
                 logger.info(
                     "in-memory search index built: %d chunks in %.2fs",
@@ -204,16 +211,28 @@ class MemorySearchIndex:
         return found[:limit]
 
 
-def _build(vectors: ChromaChunkStore, graph: KBGraphStore) -> _Tables:
+def _build(
+    vectors: ChromaChunkStore, graph: KBGraphStore, visible: frozenset[str] | None
+) -> _Tables:
+    def readable(properties: dict[str, Any]) -> bool:
+        return visible is None or str(properties.get(ACCESS_FIELD, PUBLIC)) in visible
+
     chunk_ids: list[str] = []
     records: dict[str, tuple[str, dict[str, Any]]] = {}
+    keys: set[str] = set()
     for chunk_id, text, meta in vectors.iter_chunks():
-        chunk_ids.append(chunk_id)
-        records[chunk_id] = (text, meta)
+        keys.add(str(meta.get(ACCESS_FIELD, PUBLIC)))
+        if readable(meta):
+            chunk_ids.append(chunk_id)
+            records[chunk_id] = (text, meta)
+    relations = _relations(graph)
+    keys.update(str(r.properties.get(ACCESS_FIELD, PUBLIC)) for r in relations)
+    relations = [r for r in relations if readable(r.properties)]
+    reached = {end for r in relations for end in (r.source_id, r.target_id)}
     named = {
         node_id: (name, label)
         for node_id, name, label in graph.named_nodes(labels=None)
-        if label not in _NOT_NAMES
+        if label not in _NOT_NAMES and (visible is None or node_id in reached)
     }
     names = {node_id: name for node_id, (name, _) in named.items()}
     forms: dict[str, list[NameForm]] = {}
@@ -225,17 +244,32 @@ def _build(vectors: ChromaChunkStore, graph: KBGraphStore) -> _Tables:
             )
     chunk_links: dict[str, list[tuple[str, bool]]] = {}
     name_links: dict[str, list[tuple[str, bool]]] = {}
-    for source, target, rel_type, _ in graph.iter_relations(list(LINK_RELATIONS)):
-        if source in records and target in names and source != target:
-            own = rel_type == gm.PART_OF
+    for rel in relations:
+        source, target = rel.source_id, rel.target_id
+        linked = rel.label in LINK_RELATIONS and source in records and target in names
+        if linked and source != target:
+            own = rel.label == gm.PART_OF
             chunk_links.setdefault(source, []).append((target, own))
             name_links.setdefault(target, []).append((source, own))
-    facts = [node.properties for node in graph.get(properties={"kind": gm.FACT})]
+    facts = [
+        node.properties
+        for node in graph.get(properties={"kind": gm.FACT})
+        if readable(node.properties)
+    ]
     bm25 = BM25Index([_lexical_text(*records[c]) for c in chunk_ids])
     fields = frozenset(k for _, meta in records.values() for k in meta)
     return _Tables(
-        tuple(chunk_ids), records, bm25, names, forms, chunk_links, name_links, facts, fields
-    )
+        tuple(chunk_ids), records, bm25, names, forms, chunk_links, name_links, facts, fields,
+        frozenset(keys),
+    )  # fmt: skip
+
+
+def _relations(graph: KBGraphStore) -> list[Relation]:
+    """Every relation with its properties (one read per relation type)."""
+    types = sorted({rel_type for _, _, rel_type, _ in graph.iter_relations()})
+    if not types:
+        return []
+    return [rel for _, rel, _ in graph.get_triplets(relation_names=types)]
 
 
 def _lexical_text(text: str, metadata: dict[str, Any]) -> str:

@@ -28,6 +28,7 @@ from llama_kb import KBConfig, KnowledgeBase, Principal
 from llama_kb.errors import QueryError
 
 chroma_server = servers.chroma_server
+falkordb_server = servers.falkordb_server
 
 DOCS: dict[str, tuple[str, str, str]] = {
     # id: (access, title, text)
@@ -135,7 +136,11 @@ def _load(kb: KnowledgeBase, doc_ids: list[str]) -> None:
 
 @pytest.fixture(
     scope="module",
-    params=["embedded", pytest.param("chroma-server", marks=pytest.mark.integration)],
+    params=[
+        "embedded",
+        pytest.param("chroma-server", marks=pytest.mark.integration),
+        pytest.param("servers", marks=pytest.mark.integration),
+    ],
 )
 def kbs(
     request: pytest.FixtureRequest,
@@ -143,9 +148,12 @@ def kbs(
     embedding: BaseEmbedding,
 ) -> Iterator[dict[str, KnowledgeBase]]:
     """The shared knowledge base, and per principal one holding only what it may read:
-    embedded stores, or vectors on a Chroma server started by the tests."""
+    embedded stores, vectors on a Chroma server, or a Chroma server and FalkorDB (both
+    started by the tests)."""
     root = tmp_path_factory.mktemp("leaks")
     env = request.getfixturevalue("chroma_server").env if request.param != "embedded" else {}
+    if request.param == "servers":
+        env = {**env, **request.getfixturevalue("falkordb_server").env}
     opened: dict[str, KnowledgeBase] = {}
 
     def open_kb(name: str) -> KnowledgeBase:
