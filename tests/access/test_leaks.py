@@ -357,3 +357,21 @@ def test_a_failing_index_fails_closed(
     context = kbs["shared"].retrieve("Falcon budget codename layoffs", top_k=50, min_score=0)
     assert context.trace["degraded"] and context.unstructured
     assert {h.metadata["access"] for h in context.unstructured} == {"public"}
+
+
+def test_documents_carry_their_own_access(tmp_path: Path, embedding: BaseEmbedding) -> None:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "note.md").write_text("---\ntitle: Zed note\naccess: user:zed\n---\n\nZed only.\n")
+    (folder / "rows.jsonl").write_text(
+        json.dumps({"id": "r1", "text": "Acme row.", "permissions": {"level": "organization",
+                    "orgId": "acme"}}) + "\n" + json.dumps({"id": "r2", "text": "Open row."}) + "\n"
+    )  # fmt: skip
+    (folder / "bad.md").write_text("---\naccess: galaxy:far\n---\n\nBroken.\n")
+    with KnowledgeBase.open(tmp_path / "kb", embedding=embedding) as kb:
+        report = kb.ingest(folder, access="org:globex")
+        assert [f.source for f in report.failed] == [str(folder / "bad.md")]
+        assert "unknown access" in report.failed[0].reason
+        keys = {Path(d.source).name + "/" + d.doc_id.rsplit("#", 1)[-1]: d.access
+                for d in kb.documents()}  # fmt: skip
+        assert sorted(keys.values()) == ["org:acme", "org:globex", "user:zed"]

@@ -271,3 +271,29 @@ def test_config_from_env_opens_neo4j_without_leaking_the_password(driver, tmp_pa
     assert PASSWORD not in repr(store) and PASSWORD not in repr(config)
     assert PASSWORD not in json.dumps(config.public_dict())
     assert not (tmp_path / "graph.sqlite").exists()
+
+
+def test_traversal_follows_only_relations_the_reader_may_read(store, driver) -> None:
+    def rows(query: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+        if "startNode(r)" in query:
+            edges = {
+                "entity:a": [
+                    ("entity:a", "doc:public", "DIRECTED", {"weight": 0.2}),
+                    ("entity:a", "doc:private", "DIRECTED", {"weight": 0.1, "access": "user:bob"}),
+                ],
+            }
+            return [
+                {"n": node, "s": s, "t": t, "type": kind, "p": props}
+                for node in params["ids"]
+                for s, t, kind, props in edges.get(node, [])
+            ]
+        if "RETURN n.id" in query:
+            return [{"id": i} for i in params["ids"]]
+        return default_rows(query, params)
+
+    driver.respond = rows
+    public = store.traverse(["entity:a"], max_cost=1.0, max_hops=1, access={"public"})
+    assert [s.target for s in public] == ["doc:public"]
+    bob = store.traverse(["entity:a"], max_cost=1.0, max_hops=1, access={"public", "user:bob"})
+    assert [s.target for s in bob] == ["doc:private", "doc:public"]
+    assert all("user:bob" not in text for text, _, _ in driver.calls)

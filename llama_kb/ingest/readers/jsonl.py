@@ -57,6 +57,9 @@ def _jsonl_document(record: Any, source_path: str) -> SourceDocument:
     title = title.strip() if title else None
     if title:
         metadata["title"] = title
+    for key in ("access", "permissions"):  # who may read it (checked when it is stored)
+        if key in record:
+            metadata[key] = record[key]
     text = normalise_newlines(text).strip()
     return SourceDocument(
         doc_id=doc_id,
@@ -72,7 +75,8 @@ def read_jsonl(path: Path) -> ReadResult:
 
     Each line is an object with ``id`` (non-empty string, or integer turned into a string;
     it becomes the ``doc_id``), ``text`` (non-empty string), and optionally ``title``
-    (string; also kept in metadata) and ``metadata`` (object). Other keys are ignored. A line
+    (string; also kept in metadata), ``metadata`` (object) and ``access`` / ``permissions``
+    (who may read it: :mod:`llama_kb.access`). Other keys are ignored. A line
     that is not valid JSON, not an object, misses ``id``/``text``, has a wrong type or repeats
     an earlier ``id`` is reported as a failure with source ``path:line`` and the rest of the
     file is still read. A line nested deeper than ``limits.max_json_depth`` is refused
