@@ -9,7 +9,12 @@ looks like a secret, not like a placeholder, a reference or a plain word. The sy
   connection strings, XML attributes such as ``password="..."``);
 * shell ``set -x KEY value`` (fish), ``setenv KEY value`` (csh) and ``--password value`` flags;
 * XML ``<add key="DbPassword" value="..."/>`` pairs and ``<password>...</password>`` elements;
-* ``curl -u user:password``.
+* ``curl -u user:password`` and the MySQL clients' attached ``-p'password'``;
+* ``.pgpass`` lines (``host:port:database:user:password``);
+* prose that says what a credential is (``the admin password is ...``).
+
+A UUID is an identifier (``"ChangeToken": "<uuid>"``) unless the key names an authentication
+credential outright (``_authToken``, ``API_KEY``, ``password``): npm and Heroku keys are UUIDs.
 
 Words that name credentials follow the keyword lists of detect-secrets and gitleaks. A key
 word that qualifies what follows (``password_min_length``, ``token_type``,
@@ -23,12 +28,19 @@ import re
 from collections import Counter
 from collections.abc import Iterator
 
-__all__ = ["assignment_spans", "is_placeholder", "is_word", "looks_secret", "names_credential"]
+__all__ = [
+    "assignment_spans",
+    "is_placeholder",
+    "is_word",
+    "looks_secret",
+    "names_auth_credential",
+    "names_credential",
+]
 
 # Last words that name a credential by themselves.
 _NOUNS = frozenset(
-    {"password", "passwd", "pwd", "passphrase", "secret", "token", "credential", "credentials"}
-    | {"creds", "apikey", "auth", "contrasena"}
+    {"password", "passwd", "pwd", "pw", "passphrase", "secret", "token", "credential"}
+    | {"credentials", "creds", "apikey", "auth", "contrasena"}
 )
 # Nouns that also end a compound word (``PGPASSWORD``, ``csrftoken``).
 _SUFFIXES = ("password", "passwd", "passphrase", "secret", "token", "apikey")
@@ -37,18 +49,20 @@ _KEY_QUALIFIERS = frozenset(
     {"api", "access", "secret", "private", "priv", "account", "auth", "service", "client"}
     | {"db", "database", "signing", "encryption", "master"}
 )
-_PASS_QUALIFIERS = frozenset({"db", "database", "key"})
+# Words that make any credential key an authentication one (a UUID under it is a secret).
+_AUTH_WORDS = frozenset({"auth", "api", "apikey", "access", "secret", "password", "private"})
 _WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 
 # Values that stand for a secret without being one: placeholders, references, code.
 _PLACEHOLDER = re.compile(
     r"example|your[-_ ]|<[^>]*>|\$\{|\{\{|^\$|x{4,}|\*{3,}|placeholder|redacted|changeme|"
     r"^(?:true|false|null|none|nil|undefined)$|^(.)\1*$|^%\w+%$|^@\w+@$|\.\.\.|^/[\w./-]+$|"
-    r"^[(\[{]|^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$|"
+    r"^[(\[{]|"
     r"^(?!.*\d)[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+(?:\(.*\))?$|^[A-Za-z_][\w.]*[\[(]",
     re.IGNORECASE,
 )
 
+_UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$", re.I)
 _CAMEL_WORDS = re.compile(r"^[a-z]*(?:[A-Z][a-z]+)+$")  # ExclusiveStartShardId
 _ENV_NAME = re.compile(r"^[A-Z]+(?:_[A-Z]+)+$")  # "secret": "AWS_SECRET_ACCESS_KEY"
 
@@ -71,6 +85,23 @@ _SYNTAXES: tuple[re.Pattern[str], ...] = (
 _CURL_USER = re.compile(
     r"\bcurl\b.*?\s(?:-u|--user)[ \t]*['\"]?[^\s:'\"]+:(?P<value>[^\s'\"@`]+)(?!\S*@)"
 )
+# Values given on a command line or in a fixed-field file, with no key before them.
+_UNKEYED: tuple[re.Pattern[str], ...] = (
+    _CURL_USER,
+    # mysql -u root -p'secret' (the password is attached to -p; a separate word is the database)
+    re.compile(
+        r"\b(?:mysql|mysqldump|mysqladmin|mariadb)\b.*?\s-p(?P<value>'[^']*'|\"[^\"]*\"|\S+)"
+    ),
+    # .pgpass: hostname:port:database:username:password
+    re.compile(r"^\s*[^\s:#]+:(?:\d+|\*):[^\s:]+:[^\s:]+:(?P<value>\S+)\s*$"),
+)
+# "the staging admin password is <value>": a credential noun, a few words, "is", the value.
+_PROSE = re.compile(
+    r"\b(?:password|passwd|passphrase|pwd|secret|token|api[ _-]?key|access[ _-]?key)\b"
+    r"[^.\n:=]{0,40}?\s(?:is|was)\s+(?P<value>\S+)",
+    re.IGNORECASE,
+)
+_TRAILING = ".,;:!?)\"'`"
 
 
 def names_credential(key: str) -> bool:
@@ -83,12 +114,18 @@ def names_credential(key: str) -> bool:
         return True
     if last == "key":
         return before in _KEY_QUALIFIERS
-    return last == "pass" and before in _PASS_QUALIFIERS
+    return last == "pass" and bool(before)  # DB_PASS, RABBITMQ_DEFAULT_PASS; not "pass"
+
+
+def names_auth_credential(key: str) -> bool:
+    """Whether ``key`` names a credential and says it authenticates (``_authToken``)."""
+    words = {w.lower() for w in _WORDS.findall(key)}
+    return names_credential(key) and bool(words & _AUTH_WORDS or "apikey" in key.lower())
 
 
 def is_placeholder(value: str) -> bool:
     """Whether ``value`` stands for a secret (``<your-key>``, ``${X}``, ``changeme``...)."""
-    return bool(_PLACEHOLDER.search(value) or _ENV_NAME.match(value))
+    return bool(_PLACEHOLDER.search(value) or _ENV_NAME.match(value) or _UUID.match(value))
 
 
 def assignment_spans(line: str) -> Iterator[tuple[int, int]]:
@@ -99,14 +136,25 @@ def assignment_spans(line: str) -> Iterator[tuple[int, int]]:
             end = match.end("value")
             called = line[end : end + 1] in ("(", "[")  # token = make_token(...)
             value = match.group("value")
-            if names_credential(key) and not called and looks_secret(value):
+            if names_credential(key) and not called and _secret_for(key, value):
                 yield match.start("value"), end
             elif value[:1] in "\"'`" and len(value) > 2:  # connectionString="...;Password=..."
                 inner = match.start("value") + 1
                 yield from ((inner + s, inner + e) for s, e in assignment_spans(value[1:-1]))
-    for match in _CURL_USER.finditer(line):
-        if looks_secret(match.group("value")):
-            yield match.start("value"), match.end("value")
+    for pattern in _UNKEYED:
+        for match in pattern.finditer(line):
+            if looks_secret(match.group("value")):
+                yield match.start("value"), match.end("value")
+    for match in _PROSE.finditer(line):
+        value = match.group("value").rstrip(_TRAILING)
+        if looks_secret(value):
+            yield match.start("value"), match.start("value") + len(value)
+
+
+def _secret_for(key: str, value: str) -> bool:
+    if _UUID.match(value.strip("'\"`")):
+        return names_auth_credential(key)
+    return looks_secret(value)
 
 
 def is_word(value: str) -> bool:

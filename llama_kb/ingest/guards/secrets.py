@@ -9,7 +9,9 @@
 * :mod:`~llama_kb.ingest.guards._assignments`: a credential key (``DB_PASSWORD``,
   ``accessToken``, ``api_key``) bound to a secret-looking value in any syntax (``.env``,
   shell ``export`` / ``set -x``, YAML, TOML, JSON, INI, XML attributes and elements,
-  properties, Terraform, connection strings), reported as ``credential_assignment``;
+  properties, Terraform, connection strings), command-line passwords (``curl -u``, ``mysql
+  -p``), ``.pgpass`` lines and prose (``the password is ...``), reported as
+  ``credential_assignment``;
 * the line-based plugins of ``detect-secrets`` (GitLab, Slack, Twilio, JWT, private keys,
   basic auth, ...; optionally the quoted high-entropy-string plugin), with its heuristic
   filters. Its keyword plugin is left out: it flags code such as ``secrets: Config``.
@@ -103,7 +105,9 @@ _SRI = re.compile(r"sha(?:256|384|512)-")
 
 # Lines without any of these cannot hold a secret any detector reports: skip them cheaply.
 _CANDIDATE = re.compile(
-    r"[A-Za-z0-9_+/=.-]{16,}|pass|pwd|secret|token|key|auth|cred|://|bearer|curl", re.IGNORECASE
+    r"[A-Za-z0-9_+/=.-]{16,}|pass|pwd|pw\b|secret|token|key|auth|cred|://|bearer|curl|mysql|"
+    r"mariadb|:(?:\d+|\*):",
+    re.IGNORECASE,
 )
 _HEX = re.compile(r"^[0-9a-fA-F]+$")
 # A random-looking value under one of these keys is a digest or an identifier ("CodeSha256").

@@ -9,6 +9,7 @@ from llama_kb.ingest.guards._assignments import (
     assignment_spans,
     is_placeholder,
     looks_secret,
+    names_auth_credential,
     names_credential,
 )
 
@@ -38,6 +39,13 @@ VALUE = "q8Rz!t2VwK4m"
         f"PGPASSWORD={VALUE} psql -h db",
         f"curl -u admin:{VALUE} https://ci.internal/api",
         f'$settings = @{{ "db_pass" => "{VALUE}" }}',
+        f"RABBITMQ_DEFAULT_PASS: {VALUE}",
+        f"bind_pw = {VALUE}",
+        f"mysql -u root -p'{VALUE}' shop < dump.sql",
+        f"mysqldump -uroot -p{VALUE} --all-databases",
+        f"db.internal:5432:app:app:{VALUE}",
+        f"The staging admin password is {VALUE} until we move it.",
+        f"the api key for the test tenant was {VALUE}.",
     ],
 )
 def test_a_credential_value_is_found_in_each_syntax(line: str) -> None:
@@ -71,6 +79,12 @@ def test_a_credential_value_is_found_in_each_syntax(line: str) -> None:
         'tokenizer = "bert-base-uncased-v2"',
         "Stripe::api_key = ENV['KEY']",
         "curl -u user:password https://example.org",
+        "mysql -u root -p shop < dump.sql",
+        "*:*:*:replicator:*",
+        "two_pass: enabled",
+        "The password is stored in the vault, not in the repository.",
+        "The token is valid for 3600 seconds.",
+        '"request_token": "9f1c2d3e-4b5a-4c6d-8e7f-0a1b2c3d4e5f"',
     ],
 )
 def test_placeholders_references_words_and_other_keys_are_not_secrets(line: str) -> None:
@@ -92,11 +106,22 @@ def test_placeholders_references_words_and_other_keys_are_not_secrets(line: str)
         ("primary_key", False),
         ("tokenizer", False),
         ("bypass", False),
+        ("bind_pw", True),
+        ("RABBITMQ_DEFAULT_PASS", True),
+        ("pass", False),
         ("", False),
     ],
 )
 def test_the_last_word_of_a_key_decides(key: str, expected: bool) -> None:
     assert names_credential(key) is expected
+
+
+@pytest.mark.parametrize("key", ["_authToken", "HEROKU_API_KEY", "password", "client_secret"])
+def test_a_uuid_is_a_secret_only_under_an_authentication_key(key: str) -> None:
+    uuid = "9f1c2d3e-4b5a-4c6d-8e7f-0a1b2c3d4e5f"
+    assert names_auth_credential(key)
+    assert list(assignment_spans(f"{key}={uuid}")) == [(len(key) + 1, len(key) + 37)]
+    assert not names_auth_credential("ChangeToken") and not names_auth_credential("request_id")
 
 
 def test_values_must_look_like_secrets() -> None:
