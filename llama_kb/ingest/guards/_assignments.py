@@ -92,8 +92,9 @@ _UNKEYED: tuple[re.Pattern[str], ...] = (
     re.compile(
         r"\b(?:mysql|mysqldump|mysqladmin|mariadb)\b.*?\s-p(?P<value>'[^']*'|\"[^\"]*\"|\S+)"
     ),
-    # .pgpass: hostname:port:database:username:password
-    re.compile(r"^\s*[^\s:#]+:(?:\d+|\*):[^\s:]+:[^\s:]+:(?P<value>\S+)\s*$"),
+    # .pgpass: hostname:port:database:username:password, exactly five fields (a ":" inside
+    # one is escaped), so colon-separated fingerprints are not lines of it
+    re.compile(r"^\s*[^\s:#]+:(?:\d+|\*):[^\s:]+:[^\s:]+:(?P<value>(?:[^\s:\\]|\\.)+)\s*$"),
 )
 # "the staging admin password is <value>": a credential noun, a few words, "is", the value.
 _PROSE = re.compile(

@@ -81,6 +81,7 @@ def test_a_credential_value_is_found_in_each_syntax(line: str) -> None:
         "curl -u user:password https://example.org",
         "mysql -u root -p shop < dump.sql",
         "*:*:*:replicator:*",
+        '"KeyFingerprint": "1f:51:ae:28:bf:89:e9:d8:1f:25:5d:37:2d:7d:b8:ca:9f:f5:f1:6f",',
         "two_pass: enabled",
         "The password is stored in the vault, not in the repository.",
         "The token is valid for 3600 seconds.",
