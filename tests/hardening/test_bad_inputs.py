@@ -242,6 +242,17 @@ JSONL_LINE_CASES = [
     FileCase("jsonl-binary", "a.jsonl", b'{"id":1}\x00', "binary"),
 ]
 
+CODE_CASES = [  # the source code reader (tree-sitter) reads files through the same checks
+    FileCase("py-empty", "a.py", b"", "empty file"),
+    FileCase("py-whitespace", "a.py", b"\n\n    \n", "only whitespace"),
+    FileCase("js-nul", "a.js", b"const a = 1;\x00\x00", "binary"),
+    FileCase("go-bad-utf8", "a.go", b"package main\n// \xff\xfe\n", "not valid UTF-8"),
+    FileCase("ts-utf16", "a.ts", "let a = 1;".encode("utf-16"), "UTF-16"),
+    FileCase("rs-secret", "a.rs", f"// {SECRET}\nfn main() {{}}\n", "credential_assignment"),
+    FileCase("java-too-big", "A.java", "int a;\n" * 8_000, "limits.max_file_bytes", tight=True),
+    FileCase("cpp-too-long", "a.cpp", "int a;\n" * 3_500, "limits.max_text_chars", tight=True),
+]
+
 SPECIAL_CASES = [
     FileCase("fifo-walked", "pipe.txt", _in_dir(make_fifo), "a FIFO, not a regular file"),
     FileCase("fifo-named", "pipe.md", make_fifo, "a FIFO, not a regular file"),
@@ -253,7 +264,7 @@ SPECIAL_CASES = [
 
 # the jsonl-too-many case keeps its first 3 records: it is a partial refusal, checked apart
 PARTIAL = {"jsonl-too-many"}
-FILE_CASES = TEXT_CASES + PDF_CASES + DOCX_CASES + JSONL_LINE_CASES + SPECIAL_CASES
+FILE_CASES = TEXT_CASES + PDF_CASES + DOCX_CASES + JSONL_LINE_CASES + CODE_CASES + SPECIAL_CASES
 
 
 @pytest.mark.parametrize("case", FILE_CASES, ids=[c.id for c in FILE_CASES])

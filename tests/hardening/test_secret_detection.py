@@ -12,6 +12,8 @@ from llama_index.core.base.embeddings.base import BaseEmbedding
 
 from benchmarks.secret_check_corpus import CHECK_HARMLESS, CHECK_SECRETS
 from benchmarks.secret_corpus import HARMLESS, HELDOUT_HARMLESS, HELDOUT_SECRETS, SECRETS
+from benchmarks.secret_holdout3_corpus import HOLDOUT3_HARMLESS, HOLDOUT3_SECRETS
+from benchmarks.secret_holdout4_corpus import HOLDOUT4_HARMLESS, HOLDOUT4_SECRETS
 from benchmarks.secrets_bench import evaluate
 from llama_kb import KnowledgeBase
 from llama_kb.config import KBConfig, SecretsConfig
@@ -36,12 +38,27 @@ def test_first_held_out_set() -> None:
     assert result["recall"] >= 0.95 and result["fp_rate"] <= 0.05
 
 
-def test_check_set_does_not_regress() -> None:
-    """The check set was written before tuning; it stays below the 95 % target (README)."""
+def test_second_held_out_set() -> None:
+    """Written before tuning at stop 23; tuned on since (README)."""
     assert len(CHECK_SECRETS) >= 60 and len(CHECK_HARMLESS) >= 40
     result = evaluate(secrets=CHECK_SECRETS, harmless=CHECK_HARMLESS)
-    assert result["recall"] >= 0.92, [c.kind for c in result["missed"]]  # type: ignore[attr-defined]
+    assert result["recall"] >= 0.95, [c.kind for c in result["missed"]]  # type: ignore[attr-defined]
     assert result["fp_rate"] <= 0.05, [c.text for c in result["flagged"]]  # type: ignore[attr-defined]
+
+
+def test_third_held_out_set() -> None:
+    """Written before tuning at stop 24; tuned on since (README)."""
+    assert len(HOLDOUT3_SECRETS) >= 70 and len(HOLDOUT3_HARMLESS) >= 50
+    result = evaluate(secrets=HOLDOUT3_SECRETS, harmless=HOLDOUT3_HARMLESS)
+    assert result["recall"] >= 0.95, [c.kind for c in result["missed"]]  # type: ignore[attr-defined]
+    assert result["fp_rate"] <= 0.05, [c.text for c in result["flagged"]]  # type: ignore[attr-defined]
+
+
+def test_fourth_held_out_set_does_not_regress() -> None:
+    """Written before tuning and never tuned on: it stays below the 95 % target (README)."""
+    assert len(HOLDOUT4_SECRETS) >= 70 and len(HOLDOUT4_HARMLESS) >= 50
+    result = evaluate(secrets=HOLDOUT4_SECRETS, harmless=HOLDOUT4_HARMLESS)
+    assert result["recall"] >= 0.62 and result["fp_rate"] <= 0.05
 
 
 @pytest.mark.parametrize("case", SECRETS, ids=[f"{i}-{c.kind}" for i, c in enumerate(SECRETS)])

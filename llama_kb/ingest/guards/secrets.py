@@ -3,13 +3,20 @@
 :class:`SecretScanner` combines three detectors and reports :class:`SecretFinding` objects
 (line, type, character span) that never carry the secret itself:
 
-* :data:`PATTERNS`, precise expressions for token formats (AWS, GitHub, OpenAI and Anthropic,
-  Google, Stripe, npm, PyPI, Docker, Vault, DigitalOcean, Shopify, Azure ...), bearer and basic
-  credentials, credentials in URLs;
+* :data:`PATTERNS`, precise expressions for token and key-file formats (AWS, GitHub, OpenAI
+  and Anthropic, Google, Stripe, npm, PyPI, Docker, Vault, DigitalOcean, Shopify, Azure,
+  SendGrid, Telegram, Discord webhooks, Firebase, age, PuTTY, OpenVPN, base64 PEM keys ...),
+  bearer, basic and other ``Authorization`` credentials, credentials and API keys in URLs;
 * :mod:`~llama_kb.ingest.guards._assignments`: a credential key (``DB_PASSWORD``,
-  ``accessToken``, ``api_key``) bound to a secret-looking value in any syntax (``.env``,
-  shell ``export`` / ``set -x``, YAML, TOML, JSON, INI, XML attributes and elements,
-  properties, Terraform, connection strings), reported as ``credential_assignment``;
+  ``accessToken``, ``api_key``, ``requirepass``) bound to a secret-looking value in any
+  syntax (``.env``, shell ``export`` / ``set -x``, YAML, TOML, JSON, INI, XML attributes and
+  elements, properties, Terraform, connection and query strings, directive lines, Dockerfile
+  ``ENV``, systemd ``Environment=``, ``env["KEY"] = ...``, ``define('KEY', ...)``), and,
+  through :mod:`~llama_kb.ingest.guards._unkeyed`, values no key names: password options of
+  common command-line tools (``curl -u``, ``mysql -p``, ``docker login -p``, ``redis-cli
+  -a``, ``ldapsearch -w``), SQL ``IDENTIFIED BY``, ``.pgpass`` and ``sasl_passwd`` lines,
+  ``NetworkCredential(...)`` and prose (``the password is ...``), all reported as
+  ``credential_assignment``;
 * the line-based plugins of ``detect-secrets`` (GitLab, Slack, Twilio, JWT, private keys,
   basic auth, ...; optionally the quoted high-entropy-string plugin), with its heuristic
   filters. Its keyword plugin is left out: it flags code such as ``secrets: Config``.
@@ -71,7 +78,7 @@ PATTERNS: tuple[SensitivePattern, ...] = (
         re.IGNORECASE,
     ),
     _p("basic_auth", r"\bbasic\s+(?P<value>[A-Za-z0-9+/]{16,}={0,2})", re.IGNORECASE),
-    _p("credentials_in_url", r"\b[a-z][a-z0-9+.-]*://[^\s/:@'\"]+:(?P<value>[^\s/@'\"]+)@[^\s/]"),
+    _p("credentials_in_url", r"\b[a-z][a-z0-9+.-]*://[^\s/:@'\"]*:(?P<value>[^\s/@'\"]+)@[^\s/]"),
     _p("netrc_password", r"\bmachine\s+\S+\s+login\s+\S+\s+password\s+(?P<value>\S+)"),
     # Vendor token prefixes (the formats the providers document).
     _p("stripe_access_key", r"\b[rs]k_(?:live|test)_[A-Za-z0-9]{24,}"),
@@ -97,18 +104,43 @@ PATTERNS: tuple[SensitivePattern, ...] = (
     _p("terraform_cloud_token", r"\b[a-z0-9]{14}\.atlasv1\.[a-z0-9_=-]{60,}"),
     _p("azure_client_secret", r"(?<![\w~.])[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.-]{31,34}(?![\w~.-])"),
     _p("azure_sas_token", r"[?&]sv=\d{4}-\d\d-\d\d&\S*?\bsig=(?P<value>[A-Za-z0-9%+/]{30,})"),
+    _p("sendgrid_api_key", r"\bSG\.[\w-]{22}\.[\w-]{43}\b"),
+    _p("telegram_bot_token", r"\b\d{8,10}:AA[\w-]{33}\b"),
+    _p("discord_webhook", r"\bdiscord(?:app)?\.com/api/webhooks/\d+/(?P<value>[\w-]{60,})"),
+    _p("firebase_server_key", r"\bAAAA[\w-]{7}:APA91b[\w-]{130,}"),
+    _p("age_secret_key", r"\bAGE-SECRET-KEY-1[0-9A-Z]{58}\b"),
+    _p("putty_private_key", r"^PuTTY-User-Key-File-\d+:"),
+    _p("openvpn_static_key", r"-----BEGIN OpenVPN Static key V\d-----"),
+    # A PEM private key in base64 (kubeconfig ``client-key-data``, Kubernetes secrets): the
+    # encoding of "-----BEGIN" followed by one of "PRIVATE KEY" at each of its 3 alignments.
+    _p(
+        "private_key",
+        r"\bLS0tLS1CRUdJTi[A-Za-z0-9+/]{0,24}?(?:UFJJVkFURSBLRV|QUklWQVRFIEtFW|BSSVZBVEUgS0V)",
+    ),
+    # Any Authorization scheme but Bearer and Basic (above): SSWS, ApiKey, Token, Api-Token...
+    _p(
+        "authorization_header",
+        r"\bauthorization['\"]?\s*[:=]\s*['\"]?(?!bearer\b|basic\b)[A-Za-z][\w-]*\s+(?:token=)?"
+        r"(?P<value>(?=[\w.~+/=-]*\d)[\w.~+/-]{16,}=*)",
+        re.IGNORECASE,
+    ),
+    # An API key passed in a URL's query string (OpenWeather ``appid``, Google ``key``).
+    _p("api_key_in_url", r"[?&](?:appid|app_?key|api_?key|key)=(?P<value>[\w-]{20,})(?![\w-])"),
 )
 
 _SRI = re.compile(r"sha(?:256|384|512)-")
 
 # Lines without any of these cannot hold a secret any detector reports: skip them cheaply.
 _CANDIDATE = re.compile(
-    r"[A-Za-z0-9_+/=.-]{16,}|pass|pwd|secret|token|key|auth|cred|://|bearer|curl", re.IGNORECASE
+    r"[A-Za-z0-9_+/=.-]{16,}|pass|pwd|pw\b|secret|token|key|auth|cred|://|bearer|curl|mysql|"
+    r"mariadb|:(?:\d+|\*):|identified|login|-cli|ldap|rabbitmqctl|admin|root|user|\]:",
+    re.IGNORECASE,
 )
 _HEX = re.compile(r"^[0-9a-fA-F]+$")
 # A random-looking value under one of these keys is a digest or an identifier ("CodeSha256").
 _NOT_SECRET_KEY = re.compile(
-    r"(?:sha\d*|hash|digest|checksum|etag|id|name|alphabet)['\"]?\s*[:=]\s*['\"]?$", re.IGNORECASE
+    r"(?:sha\d*|hash|digest|checksum|etag|id|name|alphabet|sitekey|site_key)['\"]?\s*[:=]\s*['\"]?$",
+    re.IGNORECASE,
 )
 _ASSIGNMENT = "credential_assignment"
 _ENTROPY_TYPES = frozenset({"base64_high_entropy_string", "hex_high_entropy_string"})

@@ -1,0 +1,93 @@
+"""Secrets with no credential key before them: command lines, SQL, directives, calls, prose.
+
+Each rule names the one place a syntax puts a password, so the value is reported when it
+looks like a secret (:func:`~._values.looks_secret`):
+
+* password options of common command-line tools (``docker login -p``, ``sshpass -p``,
+  ``redis-cli -a``, ``ldapsearch -w``, ``mysql -p'...'``, ``curl -u user:password``,
+  ``rabbitmqctl add_user user password``);
+* SQL ``IDENTIFIED BY '...'`` and ``[WITH] [LOGIN] PASSWORD '...'``;
+* fixed-field files: ``.pgpass`` lines and Postfix ``sasl_passwd`` maps;
+* calls whose argument is a password by definition (``NetworkCredential(user, password)``,
+  ``ConvertTo-SecureString "..."``);
+* prose: ``the admin password is ...``, ``password is: ...``, ``admin / <password>``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from llama_kb.ingest.guards._values import is_placeholder, looks_secret
+
+__all__ = ["unkeyed_spans"]
+
+# A quoted or bare command-line argument that is not another option.
+_ARG = r"(?P<value>'[^']*'|\"[^\"]*\"|(?!-)[^\s'\"`;|&<>()]+)"
+# Tools and the short option that takes their password as the next argument.
+_PASSWORD_OPTIONS = (
+    (r"(?:docker|podman|buildah|skopeo|nerdctl)\s+login", "p"),
+    (r"sshpass", "p"),
+    (r"redis-cli", "a"),
+    (r"ldap(?:search|modify|add|delete|passwd|whoami|compare|modrdn|exop)", "w"),
+)
+_CLI: tuple[re.Pattern[str], ...] = (
+    *(
+        re.compile(rf"\b{tool}\b[^\n|;&]*?\s-{flag}[ \t]+{_ARG}")
+        for tool, flag in _PASSWORD_OPTIONS
+    ),
+    re.compile(r"\bcurl\b.*?\s(?:-u|--user)[ \t]*['\"]?[^\s:'\"]+:(?P<value>[^\s'\"@`]+)(?!\S*@)"),
+    # mysql -u root -p'secret' (the password is attached to -p; a separate word is the database)
+    re.compile(
+        r"\b(?:mysql|mysqldump|mysqladmin|mariadb)\b.*?\s-p(?P<value>'[^']*'|\"[^\"]*\"|\S+)"
+    ),
+    re.compile(rf"\brabbitmqctl\s+(?:add_user|change_password)\s+\S+\s+{_ARG}"),
+)
+_SQL = re.compile(
+    r"\b(?:IDENTIFIED\s+BY|(?:WITH\s+|LOGIN\s+|ENCRYPTED\s+)+PASSWORD)\s+"
+    r"(?P<value>'[^']*'|\"[^\"]*\"|[^\s;'\"]+)",
+    re.IGNORECASE,
+)
+# .pgpass: hostname:port:database:username:password, exactly five fields (a ":" inside one
+# is escaped), so colon-separated fingerprints are not lines of it
+_PGPASS = re.compile(r"^\s*[^\s:#]+:(?:\d+|\*):[^\s:]+:[^\s:]+:(?P<value>(?:[^\s:\\]|\\.)+)\s*$")
+# Postfix sasl_passwd: "[relay]:port user:password"; relay passwords are often letters only
+_SASL = re.compile(r"^\s*\[[\w.-]+\](?::\d+)?\s+[^\s:]+:(?P<value>\S{8,})\s*$")
+_CALLS: tuple[re.Pattern[str], ...] = (
+    re.compile(
+        r"\b(?:NetworkCredential|PasswordAuthentication|UsernamePasswordCredentials|"
+        r"PasswordCredential)\s*\(\s*[^,()]+,\s*(?P<value>\"[^\"]*\"|'[^']*')"
+    ),
+    re.compile(r"\bConvertTo-SecureString\s+(?:-String\s+)?(?P<value>\"[^\"]*\"|'[^']*')", re.I),
+)
+# "the staging admin password is <value>": a credential noun, a few words, "is", the value.
+_PROSE: tuple[re.Pattern[str], ...] = (
+    re.compile(
+        r"\b(?:password|passwd|passphrase|pwd|pw|secret|token|key|api[ _-]?key|access[ _-]?key)"
+        r"\b[^.\n:=]{0,40}?\s(?:is|was)\s*:?\s+(?P<value>\S+)",
+        re.IGNORECASE,
+    ),
+    # "log in with admin / <password>" (a digit: "root / KB_FILE" is a path in code)
+    re.compile(
+        r"\b(?:admin|root|user|username|login)\s+/\s+(?P<value>(?=[^\s\d]*\d)[^\s/()\[\]{}'\"]+)"
+        r"(?!\S)",
+        re.IGNORECASE,
+    ),
+)
+_TRAILING = ".,;:!?)\"'`"
+
+
+def unkeyed_spans(line: str) -> Iterator[tuple[int, int]]:
+    """Spans of ``line`` holding a secret-looking value that no key names."""
+    for pattern in (*_CLI, _SQL, _PGPASS, *_CALLS):
+        for match in pattern.finditer(line):
+            if looks_secret(match.group("value")):
+                yield match.start("value"), match.end("value")
+    for match in _SASL.finditer(line):
+        if not is_placeholder(match.group("value")):
+            yield match.start("value"), match.end("value")
+    for pattern in _PROSE:
+        for match in pattern.finditer(line):
+            value = match.group("value").rstrip(_TRAILING)
+            if looks_secret(value):
+                yield match.start("value"), match.start("value") + len(value)

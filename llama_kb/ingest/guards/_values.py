@@ -1,0 +1,77 @@
+"""Whether a value looks like a secret, a placeholder, a reference or a plain word.
+
+Shared by the keyed rules (:mod:`._assignments`) and the unkeyed ones (:mod:`._unkeyed`).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+
+__all__ = ["UUID", "is_placeholder", "is_public", "is_word", "looks_secret"]
+
+# Values that stand for a secret without being one: placeholders, references, code.
+_PLACEHOLDER = re.compile(
+    r"example|your[-_ ]|<[^>]*>|\$\{|\{\{|^\$|x{4,}|\*{3,}|placeholder|redacted|changeme|"
+    r"^(?:true|false|null|none|nil|undefined)$|^(.)\1*$|^%\w+%$|^@\w+@$|\.\.\.|^/[\w./-]+$|"
+    r"^[(\[{]|"
+    r"^(?!.*\d)[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+(?:\(.*\))?$|^[A-Za-z_][\w.]*[\[(]",
+    re.IGNORECASE,
+)
+# Keys meant to be published: Stripe and Mapbox publishable tokens.
+_PUBLIC = re.compile(r"^(?:pk\.|pk_(?:live|test)_)")
+
+UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$", re.I)
+_CAMEL_WORDS = re.compile(r"^[a-z]*(?:[A-Z][a-z]+)+$")  # ExclusiveStartShardId
+_ENV_NAME = re.compile(r"^[A-Z]+(?:_[A-Z]+)+$")  # "secret": "AWS_SECRET_ACCESS_KEY"
+
+
+def is_placeholder(value: str) -> bool:
+    """Whether ``value`` stands for a secret (``<your-key>``, ``${X}``, ``changeme``...)."""
+    return bool(_PLACEHOLDER.search(value) or _ENV_NAME.match(value) or UUID.match(value))
+
+
+def is_public(value: str) -> bool:
+    """Whether ``value`` is a key its vendor publishes (``pk_live_...``, Mapbox ``pk.``)."""
+    return bool(_PUBLIC.match(value.strip("'\"`")))
+
+
+def is_word(value: str) -> bool:
+    """Whether ``value`` (letters, maybe ``-_.``) is a word or a name, not a random string."""
+    if not all(c.isalpha() or c in "-_." for c in value):
+        return False
+    return not value.isalpha() or bool(_CAMEL_WORDS.match(value)) or _entropy(value) < 3.5
+
+
+def looks_secret(raw: str) -> bool:
+    """Long enough, mixed enough and not a placeholder, reference or code expression.
+
+    A value of letters only (``SecretStr``, ``password``) is a word or a name unless it is
+    long and random-looking.
+    """
+    value = raw.strip("'\"`")
+    if len(value) < 6 or any(c.isspace() for c in value) or is_placeholder(value):
+        return False
+    if is_public(value):
+        return False
+    if all(c.isalpha() or c in "-_." for c in value):
+        return not is_word(value)
+    classes = sum(
+        (
+            any(c.islower() for c in value),
+            any(c.isupper() for c in value),
+            any(c.isdigit() for c in value),
+            any(not c.isalnum() and c not in "-_." for c in value),
+        )
+    )
+    if not any(c.isdigit() for c in value):  # "KEYWORDS:" is a word with a colon
+        return classes >= 3 and len(value) >= 8
+    return (len(value) >= 8 and classes >= 2) or classes >= 3
+
+
+def _entropy(value: str) -> float:
+    if len(value) < 20:
+        return 0.0
+    counts = Counter(value)
+    return -sum(n / len(value) * math.log2(n / len(value)) for n in counts.values())
