@@ -43,6 +43,7 @@ from llama_kb.knowledge import (
 from llama_kb.knowledge.repair import with_knowledge
 from llama_kb.knowledge.retrieval import piece_search
 from llama_kb.knowledge.store import KnowledgeStore, has_pieces_collection
+from llama_kb.memory import RememberResult, remember
 from llama_kb.retrieval.classifier import QueryClassifier
 from llama_kb.retrieval.engine import ContextEngine
 from llama_kb.retrieval.explain import Explanation
@@ -403,6 +404,22 @@ class KnowledgeBase:
         """
         with write_lock(self.config.path.expanduser()):
             return load_knowledge(self, source, secrets=self.config.secrets.knowledge)
+
+    def remember(
+        self,
+        conversation: Sequence[Any],
+        principal: Principal | str | None = None,
+        llm: Any = None,
+        **options: Any,
+    ) -> RememberResult:
+        """Extract knowledge from a conversation with ``llm`` and store it as pieces scoped by
+        level and ``principal``, deduplicated within each scope, with an audit trail.
+
+        ``options``: ``conversation_id``, ``threshold`` (default 0.8), ``max_retries``
+        (see :func:`llama_kb.memory.remember`).
+        """
+        with write_lock(self.config.path.expanduser()):
+            return remember(self.knowledge, conversation, principal=principal, llm=llm, **options)
 
     def retrieve_knowledge(
         self,

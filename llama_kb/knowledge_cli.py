@@ -1,4 +1,5 @@
-"""``llama-kb load`` and ``llama-kb structure``: knowledge from JSON files and free text.
+"""``llama-kb load``, ``structure`` and ``remember``: knowledge from JSON files, free text and
+conversations.
 
 Wired into :mod:`llama_kb.cli` with :func:`add_parsers` and :data:`COMMANDS`. Exit codes as
 everywhere in the CLI: 0 ok, 1 some items were skipped, 2 user error (raised as
@@ -15,7 +16,7 @@ from typing import Any
 
 from llama_kb.config import KBConfig
 from llama_kb.errors import DocumentError
-from llama_kb.knowledge.loader import LoadReport
+from llama_kb.knowledge.loader import LoadReport, parse_json
 from llama_kb.knowledge.structuring import (
     DEFAULT_MAX_RETRIES,
     LLM_ENV,
@@ -23,6 +24,7 @@ from llama_kb.knowledge.structuring import (
     structure_knowledge,
 )
 from llama_kb.knowledge_base import KnowledgeBase
+from llama_kb.memory import DEFAULT_THRESHOLD
 
 EXIT_OK, EXIT_FAILURES = 0, 1
 
@@ -64,6 +66,22 @@ def add_parsers(
     )
     structure.add_argument("--json", action="store_true", help="print the report as JSON")
 
+    remember = with_kb(
+        subparsers.add_parser("remember", help="extract knowledge from a conversation (JSON)")
+    )
+    remember.add_argument("file", help="JSON list of {role, content[, id]} messages, or -")
+    remember.add_argument("--as", dest="principal", default=None, help="who spoke: user@org")
+    remember.add_argument(
+        "--llm",
+        default=None,
+        help=f"openai:<model> or package.module:factory (default: ${LLM_ENV})",
+    )
+    remember.add_argument("--conversation-id", default=None, help="id kept in the audit trail")
+    remember.add_argument(
+        "--threshold", type=float, default=DEFAULT_THRESHOLD, help="duplicate similarity (0.8)"
+    )
+    remember.add_argument("--json", action="store_true", help="print the outcome as JSON")
+
 
 def run_load(args: argparse.Namespace) -> int:
     """``llama-kb load FILE``."""
@@ -95,9 +113,45 @@ def run_structure(args: argparse.Namespace) -> int:
     return _print_report(result.report, args.json)
 
 
+def run_remember(args: argparse.Namespace) -> int:
+    """``llama-kb remember FILE|- --as user@org``."""
+    text, source = _read_text(args.file)
+    conversation = parse_json(text, source)
+    if not isinstance(conversation, list):
+        raise DocumentError(source, "expected a JSON list of messages")
+    llm = resolve_llm(args.llm) if args.llm else None
+    with _open(args) as kb:
+        result = kb.remember(
+            conversation,
+            principal=args.principal,
+            llm=llm,
+            conversation_id=args.conversation_id,
+            threshold=args.threshold,
+        )
+    outcomes = [
+        {"action": o.action, "piece_id": o.piece_id, "access": o.access, "content": o.item.content}
+        for o in result.outcomes
+    ]
+    if args.json:
+        _print_json(
+            {
+                "conversation_id": result.conversation_id,
+                "outcomes": outcomes,
+                "errors": result.errors,
+            }
+        )
+    else:
+        for o in outcomes:
+            print(f"{o['action']:<13} {o['access']:<16} {o['piece_id']}  {o['content']}")
+    for error in result.errors:
+        print(f"skipped: {error}", file=sys.stderr)
+    return EXIT_FAILURES if result.errors else EXIT_OK
+
+
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "load": run_load,
     "structure": run_structure,
+    "remember": run_remember,
 }
 
 

@@ -9,6 +9,8 @@ from typing import Any
 
 import pytest
 from llama_index.core.base.embeddings.base import BaseEmbedding
+from llama_index.core.llms import CompletionResponse, CustomLLM, LLMMetadata
+from pydantic import Field
 
 from llama_kb import KnowledgeBase, default_embedding
 
@@ -72,3 +74,22 @@ class CountingEmbedding(BaseEmbedding):
     def _get_text_embeddings(self, texts: list[str]) -> list[list[float]]:
         self.texts_embedded += len(texts)
         return self.inner.get_text_embedding_batch(texts)
+
+
+class ScriptedLLMDouble(CustomLLM):
+    """A test double for a LlamaIndex LLM: returns the scripted answers in order and records
+    the prompts it was sent."""
+
+    answers: list[str]
+    prompts: list[str] = Field(default_factory=list)
+
+    @property
+    def metadata(self) -> LLMMetadata:
+        return LLMMetadata(model_name="scripted-llm-double")
+
+    def complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponse:
+        self.prompts.append(prompt)
+        return CompletionResponse(text=self.answers.pop(0))
+
+    def stream_complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> Any:
+        raise NotImplementedError("the scripted double does not stream")

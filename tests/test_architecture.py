@@ -19,6 +19,7 @@ LAYERS: list[grimp.Layer] = [
     grimp.Layer("llama_kb.agent_config"),
     grimp.Layer("llama_kb.knowledge_base"),
     grimp.Layer("llama_kb.kb_directory"),
+    grimp.Layer("llama_kb.memory"),
     grimp.Layer("llama_kb.knowledge", "llama_kb.agent_graph", independent=True),
     grimp.Layer("llama_kb.retrieval", "llama_kb.ingest", independent=True),
     grimp.Layer("llama_kb.stores"),

@@ -191,7 +191,7 @@ def _ask(
             request += _RETRY_PROMPT.replace("__PROBLEMS__", "\n".join(f"- {p}" for p in problems))
         answer = complete(llm, request)
         try:
-            data = parse_json(_json_text(answer), f"LLM answer {attempt}")
+            data = parse_json(json_text(answer), f"LLM answer {attempt}")
             plan = validate_knowledge(data, source, store, max_piece_chars)
         except DocumentError as e:
             problems = [e.reason]
@@ -211,7 +211,7 @@ def _ask(
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
 
 
-def _json_text(answer: str) -> str:
+def json_text(answer: str) -> str:
     """The JSON object in an answer, without markdown fences or surrounding prose."""
     fenced = _FENCE.search(answer)
     if fenced:

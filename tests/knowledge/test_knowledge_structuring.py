@@ -10,13 +10,11 @@ import json
 import tempfile
 import textwrap
 from pathlib import Path
-from typing import Any
 
 import pytest
+from conftest import ScriptedLLMDouble
 from knowledge_helpers import SEED_EXAMPLE, SEED_QUERY, SEED_SECTIONS, run_command
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
-from llama_index.core.llms import CompletionResponse, CustomLLM, LLMMetadata
-from pydantic import Field
 
 from llama_kb import ConfigurationError, DocumentError, KnowledgeBase
 from llama_kb.knowledge import KnowledgeProvider, resolve_llm, structure_knowledge
@@ -29,24 +27,6 @@ it cuts spin-up by ~40%. Our cluster login is password=Hunter2024 by the way.
 VALID = SEED_EXAMPLE.read_text()
 MALFORMED = '{"pieces": [{"piece_id": "les-rans-init", "content": '
 INVALID = json.dumps({"pieces": [{"piece_id": "x", "content": "y", "knowledge_type": "recipe"}]})
-
-
-class ScriptedLLMDouble(CustomLLM):
-    """A test double for a LlamaIndex LLM: returns the scripted answers in order."""
-
-    answers: list[str]
-    prompts: list[str] = Field(default_factory=list)
-
-    @property
-    def metadata(self) -> LLMMetadata:
-        return LLMMetadata(model_name="scripted-llm-double")
-
-    def complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponse:
-        self.prompts.append(prompt)
-        return CompletionResponse(text=self.answers.pop(0))
-
-    def stream_complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> Any:
-        raise NotImplementedError("the scripted double does not stream")
 
 
 def test_malformed_then_valid_output_is_retried_and_loaded(kb: KnowledgeBase) -> None:
