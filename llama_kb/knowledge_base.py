@@ -431,7 +431,7 @@ class KnowledgeBase:
     ) -> RetrievalResult:
         """Metadata, pieces and graph context for ``query`` as seen by ``entity_id``.
 
-        ``filters``: ``knowledge_types``, ``info_types``, ``tags``.
+        ``filters``: ``knowledge_types``, ``info_types``, ``tags``, ``principal`` (who asks).
         """
         return retrieve_knowledge(self, query, entity_id, top_k, graph_traversal_depth, **filters)
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import asdict
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
@@ -29,7 +30,7 @@ from llama_kb.agent_graph import (
 )
 from llama_kb.agent_graph.models import MAX_CONTENT_CHARS, MAX_MESSAGE_CHARS, MAX_NAME_CHARS
 from llama_kb.agent_graph.uris import MAX_URI_LENGTH
-from llama_kb.errors import LlamaKBError, MissingDependencyError
+from llama_kb.errors import LlamaKBError, MissingDependencyError, QueryError
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
@@ -173,6 +174,20 @@ def build_server(
                 principal=principal,
             )
         return RetrieveView(**context.to_dict())
+
+    @server.tool()
+    def remember(
+        messages: list[dict[str, Any]], conversation_id: str | None = None
+    ) -> dict[str, Any]:
+        """Turn a conversation (role/content messages) into knowledge pieces of the server's
+        principal, deduplicated within each scope (needs an LLM: ``LLAMA_KB_LLM``)."""
+        with _tool_errors():
+            if principal is None:
+                raise QueryError(
+                    "remember needs a principal: start the server with --as user@org"
+                )
+            result = kb.remember(messages, principal=principal, conversation_id=conversation_id)
+        return asdict(result)
 
     @server.tool()
     def search(

@@ -24,9 +24,10 @@ REPO = Path(__file__).resolve().parents[2]
 T = TypeVar("T")
 
 
-def server_params(*args: str) -> StdioServerParameters:
-    """``python -m llama_kb mcp ARGS`` with this worktree first on the import path."""
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+def server_params(*args: str, env: dict[str, str] | None = None) -> StdioServerParameters:
+    """``python -m llama_kb mcp ARGS`` with this worktree first on the import path (and
+    ``env`` on top of this process's environment)."""
+    env = {**os.environ, "PYTHONPATH": str(REPO), **(env or {})}
     return StdioServerParameters(
         command=sys.executable, args=["-m", "llama_kb", "mcp", *args], env=env, cwd=str(REPO)
     )

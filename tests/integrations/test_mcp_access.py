@@ -8,11 +8,13 @@ anonymous server never return the private document, in text, ids or facts.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 from llama_index.core import Document
 from mcp_helpers import BlockingSession, server_params
+from scripted_memory_llm import ITEM
 
 from llama_kb import KnowledgeBase
 
@@ -33,8 +35,13 @@ def kb_dir(tmp_path_factory: pytest.TempPathFactory, embedding) -> Path:
     return root
 
 
+def _session(kb_dir: Path, *extra: str, env: dict[str, str] | None = None) -> BlockingSession:
+    params = server_params("--kb", str(kb_dir), *extra, env=env)
+    return BlockingSession(params, kb_dir.parent / "s.log")
+
+
 def _texts(kb_dir: Path, *extra: str) -> str:
-    session = BlockingSession(server_params("--kb", str(kb_dir), *extra), kb_dir.parent / "s.log")
+    session = _session(kb_dir, *extra)
     try:
         found = []
         for tool in ("retrieve", "search"):
@@ -53,3 +60,32 @@ def test_an_anonymous_server_serves_public_records_only(kb_dir: Path) -> None:
 
 def test_a_server_started_as_the_owner_serves_its_records(kb_dir: Path) -> None:
     assert SECRET in _texts(kb_dir, "--as", "dana@")
+
+
+CONVERSATION = [
+    {"id": "m1", "role": "user", "content": "I like the Heronsbill layout for Falcon reports."},
+    {"id": "m2", "role": "assistant", "content": "Noted."},
+]
+
+
+def test_remember_over_mcp_stores_pieces_for_the_servers_principal(kb_dir: Path) -> None:
+    anonymous = _session(kb_dir)
+    try:
+        refused = anonymous.tool("remember", messages=CONVERSATION)
+        assert refused.is_error and "needs a principal" in refused.content[0].text
+    finally:
+        anonymous.close()
+    env = {
+        "LLAMA_KB_LLM": "scripted_memory_llm:answer",
+        "PYTHONPATH": f"{Path(__file__).parents[2]}{os.pathsep}{Path(__file__).parent}",
+    }
+    dana = _session(kb_dir, "--as", "dana@", env=env)
+    try:
+        stored = dana.tool("remember", messages=CONVERSATION, conversation_id="c1")
+        assert not stored.is_error, stored.content[0].text
+        assert stored.structured_content["outcomes"][0]["access"] == "user:dana"
+        found = dana.tool("retrieve", query="Which layout does Dana prefer for reports?")
+        assert ITEM in json.dumps(found.structured_content["knowledge"])
+    finally:
+        dana.close()
+    assert ITEM.lower() not in _texts(kb_dir)

@@ -24,6 +24,7 @@ CONTEXT_SIZE = 5
 TOOLS = {
     "retrieve",
     "search",
+    "remember",
     "traverse",
     "get_concept",
     "add_concept",
