@@ -183,9 +183,7 @@ def build_server(
         principal, deduplicated within each scope (needs an LLM: ``LLAMA_KB_LLM``)."""
         with _tool_errors():
             if principal is None:
-                raise QueryError(
-                    "remember needs a principal: start the server with --as user@org"
-                )
+                raise QueryError("remember needs a principal: start the server with --as user@org")
             result = kb.remember(messages, principal=principal, conversation_id=conversation_id)
         return asdict(result)
 

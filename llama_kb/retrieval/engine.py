@@ -182,8 +182,7 @@ class ContextEngine:
         Raises:
             QueryError: A malformed principal, or none when one is required.
         """
-        index = self.search_index
-        return restricted(index, self._principal(principal).visible(index.access_keys())).visible
+        return self._view(self._principal(principal)).visible
 
     def _principal(self, value: Any) -> Principal:
         try:
@@ -208,7 +207,8 @@ class ContextEngine:
         chunks = 0
         plan.access = principal.own_keys()  # fail closed until the stored keys are known
         try:
-            index = self._scoped(self.search_index, principal, plan)
+            index = self._view(principal)
+            plan.access = index.visible
             if self.cache.size and not plan.options.explain:
                 plan.cache_key = self._cache_key(plan, index)
                 plan.cached = None if plan.cache_key is None else self.cache.get(plan.cache_key)
@@ -250,13 +250,11 @@ class ContextEngine:
         plan.stages.add("classify", started, route=plan.classification.label.value)
         return plan
 
-    @staticmethod
-    def _scoped(index: SearchIndex, principal: Principal, plan: QueryPlan) -> SearchIndex:
-        """``index`` as ``principal`` sees it: restricted when some stored record is not
-        visible to it (:mod:`llama_kb.access`)."""
-        view = restricted(index, principal.visible(index.access_keys()))
-        plan.access = view.visible
-        return view
+    def _view(self, principal: Principal) -> SearchIndex:
+        """The search index as ``principal`` sees it: restricted when some stored record is
+        not visible to it (:mod:`llama_kb.access`)."""
+        index = self.search_index
+        return restricted(index, principal.visible(index.access_keys()))
 
     @staticmethod
     def _cache_key(plan: QueryPlan, index: SearchIndex) -> Hashable | None:

@@ -19,7 +19,7 @@ import numpy as np
 from llama_index.core.graph_stores.types import Relation
 
 from llama_kb import graph_model as gm
-from llama_kb.access import ACCESS_FIELD, PUBLIC
+from llama_kb.access import ACCESS_FIELD, PUBLIC, readable
 from llama_kb.names import fold, matchable_forms, name_key, tokens
 from llama_kb.retrieval.fuzzy_names import trigrams
 from llama_kb.retrieval.index import matches_filters, top_rows
@@ -214,20 +214,17 @@ class MemorySearchIndex:
 def _build(
     vectors: ChromaChunkStore, graph: KBGraphStore, visible: frozenset[str] | None
 ) -> _Tables:
-    def readable(properties: dict[str, Any]) -> bool:
-        return visible is None or str(properties.get(ACCESS_FIELD, PUBLIC)) in visible
-
     chunk_ids: list[str] = []
     records: dict[str, tuple[str, dict[str, Any]]] = {}
     keys: set[str] = set()
     for chunk_id, text, meta in vectors.iter_chunks():
         keys.add(str(meta.get(ACCESS_FIELD, PUBLIC)))
-        if readable(meta):
+        if readable(meta, visible):
             chunk_ids.append(chunk_id)
             records[chunk_id] = (text, meta)
     relations = _relations(graph)
     keys.update(str(r.properties.get(ACCESS_FIELD, PUBLIC)) for r in relations)
-    relations = [r for r in relations if readable(r.properties)]
+    relations = [r for r in relations if readable(r.properties, visible)]
     reached = {end for r in relations for end in (r.source_id, r.target_id)}
     named = {
         node_id: (name, label)
@@ -254,7 +251,7 @@ def _build(
     facts = [
         node.properties
         for node in graph.get(properties={"kind": gm.FACT})
-        if readable(node.properties)
+        if readable(node.properties, visible)
     ]
     bm25 = BM25Index([_lexical_text(*records[c]) for c in chunk_ids])
     fields = frozenset(k for _, meta in records.values() for k in meta)

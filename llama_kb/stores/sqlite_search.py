@@ -9,11 +9,11 @@ neighbourhoods a graph walk visits, and ``fact_keys`` plus expression indexes fo
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from llama_kb.stores import _sqlite_bm25 as bm25
-from llama_kb.stores._sqlite_access import ACCESS_SQL
+from llama_kb.stores._sqlite_access import access_condition
 from llama_kb.stores._sqlite_db import SQLiteDatabase
 from llama_kb.stores._sqlite_rows import _chunks, _json_path, _marks, _unique
 from llama_kb.stores.search import LINK_RELATIONS, Filters, NameForm, NameStats
@@ -63,9 +63,7 @@ class SQLiteSearchIndex:
 
     def _only(self, row: str) -> tuple[str, list[str]]:
         """`` AND`` condition (and its parameters) keeping visible records of alias ``row``."""
-        if self.visible is None:
-            return "", []
-        return f" AND {ACCESS_SQL.format(row=row)} IN ({_marks(self._keys)})", self._keys
+        return access_condition(row, self.visible)
 
     def _named(self, uri: str) -> tuple[str, list[str]]:
         """`` AND`` condition keeping names (column ``uri``) a visible relation touches."""
@@ -247,18 +245,25 @@ class SQLiteSearchIndex:
     def chunk_links(self, chunk_ids: Sequence[str]) -> dict[str, list[tuple[str, bool]]]:
         """Chunk id -> ``(name id, is its document)`` for its ``PART_OF`` / mention edges."""
         links: dict[str, list[tuple[str, bool]]] = {c: [] for c in chunk_ids}
-        only, access = self._only("relations")
         with self._db.read() as conn:
-            for chunk in _chunks(_unique(chunk_ids)):
-                rows = conn.execute(
-                    "SELECT source_uri, target_uri, relation_type FROM relations "
-                    f"WHERE source_uri IN ({_marks(chunk)}) AND relation_type IN ({_LINKS}) "
-                    f"AND target_uri <> source_uri{only}",
-                    [*chunk, *LINK_RELATIONS, *access],
-                )
-                for source, target, rel_type in rows:
-                    links[source].append((target, rel_type == "PART_OF"))
+            for source, target, own in self._link_rows(conn, _unique(chunk_ids), "source_uri"):
+                links[source].append((target, own))
         return links
+
+    def _link_rows(self, conn: Any, ids: list[str], end: str) -> Iterator[tuple[str, str, bool]]:
+        """``(id, other end, is PART_OF)`` of the visible link relations whose ``end`` column
+        (``source_uri`` or ``target_uri``) is one of ``ids``."""
+        other = "target_uri" if end == "source_uri" else "source_uri"
+        only, access = self._only("relations")
+        for chunk in _chunks(ids):
+            rows = conn.execute(
+                f"SELECT {end}, {other}, relation_type FROM relations "
+                f"WHERE {end} IN ({_marks(chunk)}) AND relation_type IN ({_LINKS}) "
+                f"AND {other} <> {end}{only}",
+                [*chunk, *LINK_RELATIONS, *access],
+            )
+            for this, that, rel_type in rows:
+                yield this, that, rel_type == "PART_OF"
 
     def name_links(self, name_ids: Sequence[str], cap: int) -> dict[str, list[tuple[str, bool]]]:
         """Name id -> up to ``cap`` chunks, its own (``PART_OF``) first, then mentions.
@@ -270,17 +275,9 @@ class SQLiteSearchIndex:
         stats = self.name_stats(names)
         small = [n for n in names if n in stats and stats[n].titles + stats[n].mentions <= cap]
         links: dict[str, list[tuple[str, bool]]] = {n: [] for n in names}
-        only, access = self._only("relations")
         with self._db.read() as conn:
-            for chunk in _chunks(small):
-                rows = conn.execute(
-                    "SELECT target_uri, source_uri, relation_type FROM relations "
-                    f"WHERE target_uri IN ({_marks(chunk)}) AND relation_type IN ({_LINKS}) "
-                    f"AND source_uri <> target_uri{only}",
-                    [*chunk, *LINK_RELATIONS, *access],
-                )
-                for target, source, rel_type in rows:
-                    links[target].append((source, rel_type == "PART_OF"))
+            for target, source, own in self._link_rows(conn, small, "target_uri"):
+                links[target].append((source, own))
             for name in small:
                 links[name].sort(key=lambda link: not link[1])
             for name in (n for n in names if n in stats and n not in set(small)):
