@@ -54,6 +54,9 @@ _EXPORTS: dict[str, str] = {
     "IngestFailure": "llama_kb.types",
     "IngestReport": "llama_kb.types",
     "Route": "llama_kb.types",
+    "Reranker": "llama_kb.retrieval.rerank",
+    "CrossEncoderReranker": "llama_kb.rerankers",
+    "NodePostprocessorReranker": "llama_kb.integrations.postprocessors",
     "SearchHit": "llama_kb.types",
 }
 """Public name -> the module that defines it (imported when the name is first used)."""
@@ -68,6 +71,7 @@ __all__ = [
     "ConfigurationError",
     "ContextEngine",
     "CorruptStoreError",
+    "CrossEncoderReranker",
     "DocumentError",
     "EmbeddingError",
     "Fact",
@@ -86,11 +90,13 @@ __all__ = [
     "LlamaIndexExtractor",
     "LlamaKBError",
     "MissingDependencyError",
+    "NodePostprocessorReranker",
     "NotSupportedError",
     "OnnxMiniLMEmbedding",
     "Principal",
     "QueryClassifier",
     "QueryError",
+    "Reranker",
     "Route",
     "SQLitePropertyGraphStore",
     "SearchHit",
@@ -148,10 +154,13 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names load lazi
         StructureExtractor,
     )
     from llama_kb.integrations.llamaindex import UnifiedContextRetriever, UnifiedQueryEngine
+    from llama_kb.integrations.postprocessors import NodePostprocessorReranker
     from llama_kb.knowledge import KnowledgeProvider, load_knowledge, retrieve_knowledge
     from llama_kb.knowledge_base import KnowledgeBase
+    from llama_kb.rerankers import CrossEncoderReranker
     from llama_kb.retrieval.classifier import HeuristicClassifier, LLMClassifier, QueryClassifier
     from llama_kb.retrieval.engine import ContextEngine
     from llama_kb.retrieval.payload import Classification, Fact, FusedContext
+    from llama_kb.retrieval.rerank import Reranker
     from llama_kb.stores.sqlite_graph import SQLitePropertyGraphStore
     from llama_kb.types import IngestFailure, IngestReport, Route, SearchHit

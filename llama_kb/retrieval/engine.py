@@ -36,8 +36,7 @@ from llama_kb import graph_model as gm
 from llama_kb.access import Principal
 from llama_kb.config import QueryOptions, RankingConfig
 from llama_kb.errors import ConfigurationError, LlamaKBError, QueryError
-from llama_kb.names import candidate_spans, find_mentions
-from llama_kb.retrieval import fact_step, knowledge_step, ranking
+from llama_kb.retrieval import fact_step, knowledge_step, ranking, rerank
 from llama_kb.retrieval import trace as observe
 from llama_kb.retrieval.cache import QueryCache, cache_key
 from llama_kb.retrieval.classifier import HeuristicClassifier, QueryClassifier
@@ -50,6 +49,8 @@ from llama_kb.retrieval.memory_index import MemorySearchIndex
 from llama_kb.retrieval.options import resolve_options, validate_query
 from llama_kb.retrieval.payload import Classification, Fact, FusedContext
 from llama_kb.retrieval.plan import QueryPlan
+from llama_kb.retrieval.query_linking import link_query
+from llama_kb.retrieval.rerank import Reranker
 from llama_kb.stores.chroma_vector import ChromaChunkStore
 from llama_kb.stores.graph import KBGraphStore
 from llama_kb.stores.search import SearchIndex, restricted
@@ -71,6 +72,7 @@ class ContextEngine:
         cache_size: Results kept by (query, options, access, index revision); 0 disables
             the cache.
         require_principal: Refuse queries without a principal (else they read public records).
+        reranker: Reorders the best ``ranking.rerank_depth`` fused passages (:mod:`.rerank`).
     """
 
     def __init__(
@@ -83,6 +85,7 @@ class ContextEngine:
         ranking: RankingConfig | None = None,
         cache_size: int = 256,
         require_principal: bool = False,
+        reranker: Reranker | None = None,
     ) -> None:
         self.vectors = vectors
         self.graph = graph
@@ -98,11 +101,22 @@ class ContextEngine:
         self.fact_ranker = FactRanker(embedding, self.ranking)
         self.cache = QueryCache(cache_size)
         self.require_principal = require_principal
+        self._reranker = reranker
         self.knowledge_search: knowledge_step.KnowledgeSearch | None = None
         """Set by the knowledge base when it holds knowledge pieces (see
         :mod:`.knowledge_step`)."""
 
     # -- public -----------------------------------------------------------------------
+
+    @property
+    def reranker(self) -> Reranker | None:
+        """Reorders the best fused passages (:mod:`.rerank`); setting it empties the cache."""
+        return self._reranker
+
+    @reranker.setter
+    def reranker(self, value: Reranker | None) -> None:
+        self._reranker = value
+        self.cache.clear()
 
     @observe.span
     def retrieve(self, query: str, **options: Any) -> FusedContext:
@@ -234,7 +248,7 @@ class ContextEngine:
         plan.empty = plan.view is not None and not chunks
         started = time.perf_counter()
         if plan.view is not None and chunks:
-            linked = self._link(plan.query, plan.view, plan)
+            linked = link_query(plan.query, plan.view, self._fuzzy, partial(self._degrade, plan))
             plan.entity_ids = [entry["id"] for entry in linked]
             plan.trace["linked_entities"] = linked
         plan.trace["linking_ms"] = _ms(started)
@@ -264,43 +278,6 @@ class ContextEngine:
             return cache_key(plan.query, plan.options, index.revision, plan.access)
         except Exception:
             return None
-
-    def _link(self, query: str, view: Candidates, plan: QueryPlan) -> list[dict[str, Any]]:
-        """Graph names in the query: exact/alias matches (an indexed lookup of its word
-        spans), else embedding similarity of its capitalised spans to names spelled like them
-        (see :mod:`.fuzzy_names`)."""
-
-        def lookup(keys: list[str]) -> dict[str, dict[str, str | None]]:
-            found: dict[str, dict[str, str | None]] = {}
-            for form in view.index.name_forms(keys):
-                found.setdefault(form.key, {})[form.node_id] = form.exact
-            return found
-
-        mentions = find_mentions(query, lookup)
-        view.names.update(view.index.display_names([m.node_id for m in mentions]))
-        linked = [
-            {"id": m.node_id, "name": view.name(m.node_id), "surface": m.surface, "method": "name"}
-            for m in mentions
-        ]
-        spans = candidate_spans(query) if not linked else []
-        if not spans:
-            return linked
-        try:
-            found = self._fuzzy.link(spans, view.index)
-        except Exception as e:
-            self._degrade(plan, "embedding", e)
-            return linked
-        by_id: dict[str, dict[str, Any]] = {}
-        for span, node_id, name, similarity in found:
-            view.names[node_id] = name
-            by_id[node_id] = {
-                "id": node_id,
-                "name": name,
-                "surface": span,
-                "method": "embedding",
-                "similarity": similarity,
-            }
-        return list(by_id.values())
 
     def _dense(self, plan: QueryPlan) -> list[SearchHit]:
         started = time.perf_counter()
@@ -348,16 +325,20 @@ class ContextEngine:
         view = plan.view
         started = time.perf_counter()
         depth = self._candidates(plan)
+        top_k = plan.options.top_k
+        keep = self._kept(plan)
         if view is None:
             hits = [
                 replace(h, ranks={"vector": i}, score=min(1.0, max(0.0, h.score)))
-                for i, h in enumerate(dense[: plan.options.top_k], 1)
+                for i, h in enumerate(dense[:keep], 1)
             ]
         elif route is Route.SEMANTIC:
-            hits = ranking.rank_semantic(plan, view, dense, lexical, self.ranking, depth)
+            hits = ranking.rank_semantic(plan, view, dense, lexical, self.ranking, depth, keep)
         else:
-            hits = ranking.rank_graph(plan, view, dense, lexical, self.ranking, depth)
+            hits = ranking.rank_graph(plan, view, dense, lexical, self.ranking, depth, keep)
         plan.stages.add("fusion", started, out=len(hits))
+        if self.reranker is not None:
+            hits = rerank.apply(self.reranker, plan, hits, top_k, partial(self._degrade, plan))
         refined: list[str] = []
         if route is Route.HYBRID and view is not None:
             top = hits[: self.ranking.refine_from_top]
@@ -410,8 +391,15 @@ class ContextEngine:
         return observe.emit_end(context, plan.stages, plan.options.top_k)
 
     def _candidates(self, plan: QueryPlan) -> int:
-        """Dense and lexical candidates to fuse: enough for the hit seeds and the final top_k."""
-        return max(plan.options.top_k, self.ranking.min_candidates)
+        """Dense and lexical candidates to fuse: enough for the hit seeds and the passages
+        kept after fusion."""
+        return max(self._kept(plan), self.ranking.min_candidates)
+
+    def _kept(self, plan: QueryPlan) -> int:
+        """Passages kept after fusion: ``top_k``, or the reranker's depth when there is one."""
+        if self.reranker is None:
+            return plan.options.top_k
+        return max(plan.options.top_k, self.ranking.rerank_depth)
 
     # -- helpers ----------------------------------------------------------------------
 

@@ -35,8 +35,9 @@ def rank_semantic(
     lexical: Lexical,
     ranking: RankingConfig,
     depth: int,
+    keep: int,
 ) -> list[SearchHit]:
-    """Reciprocal rank fusion of the dense and lexical rankings."""
+    """The ``keep`` best chunks by reciprocal rank fusion of the dense and lexical rankings."""
     ranks: dict[str, dict[str, int]] = {}
     for rank, hit in enumerate(dense, 1):
         ranks.setdefault(hit.chunk_id, {})["vector"] = rank
@@ -52,7 +53,7 @@ def rank_semantic(
     if plan.options.explain:
         mask = view.mask(plan.options.filters)
         plan.parts = debug.ScoreParts.semantic(view, parts, fused, mask, depth, best)
-    order = sorted(fused, key=lambda c: (-fused[c], c))[: plan.options.top_k]
+    order = sorted(fused, key=lambda c: (-fused[c], c))[:keep]
     return [make_hit(view, dense, c, fused[c], ranks[c]) for c in order]
 
 
@@ -63,8 +64,10 @@ def rank_graph(
     lexical: Lexical,
     ranking: RankingConfig,
     depth: int,
+    keep: int,
 ) -> list[SearchHit]:
-    """PPR from the query's entities (and hits) plus a share of the dense+lexical score."""
+    """The ``keep`` best chunks by PPR from the query's entities (and hits) plus a share of
+    the dense+lexical score."""
     assert plan.classification is not None
     local = LocalGraph(view.index, view.index.chunk_count(), ranking.title_pull)
     local.load_names(plan.entity_ids)
@@ -112,7 +115,7 @@ def rank_graph(
         coverage_part = ranking.coverage_bonus * np.maximum(counts - 1, 0)
         ceiling += ranking.coverage_bonus * (len(plan.entity_ids) - 1)
     final = np.clip((walk_part + ranking.base_share * base + coverage_part) / ceiling, 0, 1)
-    order = _select(view, final, plan.options.top_k, plan.options.filters)
+    order = _select(view, final, keep, plan.options.filters)
     if plan.options.explain:
         arrays = (walk_part, dense_part, lexical_part, coverage_part, final)
         mask = view.mask(plan.options.filters)
