@@ -31,9 +31,11 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 
 from llama_kb.ingest.guards._assignments import assignment_spans, is_placeholder, is_word
+from llama_kb.ingest.guards._context import context_findings, qualified_before
+from llama_kb.ingest.guards._tokens import vendor_token_spans
 
 __all__ = ["CREDENTIAL_WORDS", "PATTERNS", "SecretFinding", "SecretScanner", "SensitivePattern"]
 
@@ -190,15 +192,18 @@ class SecretScanner:
         """Every secret in ``text``, ordered by line and position."""
         lines = text.split("\n")
         candidates = [(n, line) for n, line in enumerate(lines, 1) if _CANDIDATE.search(line)]
-        if not candidates:
-            return []
         found: list[SecretFinding] = []
-        # PATTERNS go first, most specific first: a later finding overlapping one kept is dropped
+        # Precise detectors go first: a later finding overlapping one kept is dropped
         for n, line in candidates:
             _keep_disjoint(found, _pattern_findings(n, line))
             spans = assignment_spans(line)
             _keep_disjoint(found, (SecretFinding(n, _ASSIGNMENT, s, e) for s, e in spans))
-        _keep_disjoint(found, self._plugin_findings(candidates))
+        _keep_disjoint(found, (SecretFinding(*astuple(f)) for f in context_findings(lines)))
+        for n, line in candidates:
+            tokens = vendor_token_spans(line)
+            _keep_disjoint(found, (SecretFinding(n, "prefixed_token", s, e) for s, e in tokens))
+        if candidates:
+            _keep_disjoint(found, self._plugin_findings(candidates))
         return sorted(found, key=lambda f: (f.line, f.start, f.type))
 
     def types(self, text: str) -> list[str]:
@@ -242,8 +247,10 @@ class SecretScanner:
                 continue
             if start < 0:  # a multi-part secret (basic auth): redact the whole line
                 start, end = 0, len(line)
-            else:
+            else:  # to the end of the token: GitLab's plugin reports the prefix alone
                 end = start + len(value)
+                while end < len(line) and (line[end].isalnum() or line[end] in "_-"):
+                    end += 1
             yield SecretFinding(secret.line_number, kind, start, end)
 
 
@@ -273,4 +280,6 @@ def _harmless_blob(value: str, line: str, start: int) -> bool:
         or len(value) > 200
         or bool(_SRI.match(value) or _SRI.search(line[max(0, start - 7) : max(0, start)]))
         or bool(_NOT_SECRET_KEY.search(line[: max(0, start)]))
+        or qualified_before(line, max(0, start))  # public key ...
+        or qualified_before(value[: value.find("-") + 1], value.find("-") + 1)  # nonce-...
     )
