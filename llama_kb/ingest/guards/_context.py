@@ -115,10 +115,10 @@ _IDENT = re.compile(r"[^\W\d][\w.-]*")
 _SPLIT = re.compile(r"[A-Z]+(?![a-zà-ÿ])|[A-Z]?[a-zà-ÿ]+|\d+")
 _OAUTH = re.compile("oauth", re.IGNORECASE)  # one word, not O + Auth
 _PHRASES = re.compile(r"\bmot[- ]de[- ]passe\b", re.IGNORECASE)
-# A quoted string without spaces, or a run between separators (its quotes are stripped).
+# A quoted string without spaces, or a run between separators (``&`` only before ``key=``).
 _TOKEN = re.compile(
     r"\"[^\"\s=:;,(){}\[\]<>]+\"|'[^'\s=:;,(){}\[\]<>]+'|`[^`\s=:;,(){}\[\]<>]+`|"
-    r"[^\s'\"`,;()\[\]{}<>|&=:]+"
+    r"(?:[^\s'\"`,;()\[\]{}<>|&=:]|&(?![\w.-]+=))+"
 )
 _QUOTES = "'\"`"
 _KEY_AFTER = re.compile(r"['\"]?=(?!=)|['\"]:")  # key=, "key":, not a prose colon
@@ -131,14 +131,17 @@ _ATTACHED = re.compile(
     r"^\s*[\w.-]+\s[^=()\n]*?(?<=\s)-p(?P<value>[^\s=:'\"(){}\[\],-][^\s'\"(){}\[\],]*)(?=\s|$)"
 )
 # ``-u user:password``, ``-U 'DOMAIN\\user%password'``, ``user:password@host``, ``u/p@db``.
-_PAIRS = (
-    re.compile(
-        r"(?<![\w-])(?:-u|-U|--user(?:name)?)[ \t=]+['\"]?[^\s'\"%:,]+[%:,]"
-        r"(?P<value>[^\s'\"]+)"
+_PAIRS = (  # (a substring the line must hold, the pattern)
+    (
+        "-",
+        re.compile(
+            r"(?<![\w-])(?:-u|-U|--user(?:name)?)[ \t=]+['\"]?[^\s'\"%:,]+[%:,]"
+            r"(?P<value>[^\s'\"]+)"
+        ),
     ),
-    re.compile(r"(?<![\w/.:@-])[\w.-]+[:/](?P<value>[^\s/@:'\"]{6,})@[\w/(\[]"),
+    ("@", re.compile(r"(?<![\w/.:@-])[\w.-]+[:/](?P<value>[^\s/@:'\"]{6,})@[\w/(\[]")),
     # a line that is only ``name:password`` (rsync secrets, htpasswd-like files)
-    re.compile(r"^\s*[\w.@-]+:(?P<value>[^\s:]{6,})\s*$"),
+    (":", re.compile(r"^\s*[\w.@-]+:(?P<value>[^\s:]{6,})\s*$")),
 )
 _Columns = tuple[str, int, dict[int, str]]  # delimiter, cells per row, credential columns
 
@@ -205,7 +208,8 @@ def context_findings(lines: Sequence[str]) -> Iterator[ContextFinding]:
 
 
 def _word_contexts(number: int, line: str, following: str) -> Iterator[ContextFinding]:
-    contexts = [(m, *word_strength(m.group())) for m in _IDENT.finditer(line)]
+    idents = (m for m in _IDENT.finditer(line) if _HINT.search(m.group()))
+    contexts = [(m, *word_strength(m.group())) for m in idents]
     contexts += [(m, _STRONG, "password") for m in _PHRASES.finditer(line)]
     for match, strength, kind in contexts:
         if not strength or qualified_before(line, match.start()):
@@ -214,7 +218,7 @@ def _word_contexts(number: int, line: str, following: str) -> Iterator[ContextFi
         before = _value_before(line, match.start(), strength) if strength == _STRONG else None
         if before:
             yield ContextFinding(number, kind, *before)
-        if _TOKEN.search(rest):
+        if re.search(r"\w", rest):
             found = _value_after(rest, strength)
             if found:
                 yield ContextFinding(number, kind, match.end() + found[0], match.end() + found[1])
@@ -259,7 +263,7 @@ def _value_after(
         if strength + shape_score(value) - (fillers > 2) >= THRESHOLD:
             start = token.start() + token.group().index(value)
             return start, start + len(value)
-        if fillers and _KEY_AFTER.match(rest, token.end()) and _IDENT.fullmatch(value):
+        if _KEY_AFTER.match(rest, token.end()) and _IDENT.fullmatch(value):
             return None  # another key: what follows is its value (``&code_verifier=...``)
     return None
 
@@ -276,12 +280,12 @@ def _flag_contexts(number: int, line: str) -> Iterator[ContextFinding]:
         found = _value_after(line[flag.end() : flag.end() + _WINDOW_CHARS], _WEAK, 0)
         if found:
             yield ContextFinding(number, "password", flag.end() + found[0], flag.end() + found[1])
-    for match in _ATTACHED.finditer(line):
+    for match in _ATTACHED.finditer(line) if "-p" in line else ():
         value = match.group("value").strip("'\"")
         if _WEAK + shape_score(value) >= THRESHOLD:
             yield ContextFinding(number, "password", match.start("value"), match.end("value"))
-    for pattern in _PAIRS:
-        for match in pattern.finditer(line):
+    for needle, pattern in _PAIRS:
+        for match in pattern.finditer(line) if needle in line else ():
             value = match.group("value").strip("'\"").rstrip(_TRAILING)
             if _WEAK + shape_score(value) >= THRESHOLD:
                 start = match.start("value")

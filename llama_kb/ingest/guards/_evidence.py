@@ -30,7 +30,8 @@ _PIECES = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+|[^\W\d_]+")
 _NAMES_ITSELF = re.compile(r"passw(?:or)?d", re.IGNORECASE)
 # Regular expressions and escapes are code: ``\s+``, ``[A-Za-z_]``, ``^...$``, ``\x18``
 _REGEX = re.compile(r"\\[sSdDwWbB.\\]|\\[xu][0-9a-fA-F]{2}|[A-Z]-Z|a-z|0-9|^\^|\(\?[:=!<]")
-_NUMERIC = re.compile(r"^[\d\W_]+$")  # numbers, dates, versions, ports, addresses
+# numbers, dates and times, versions, ports, addresses
+_NUMERIC = re.compile(r"^(?:[\d\W_]|(?<=\d)[TZ])+$")
 # Values encrypted for storage (SOPS, jasypt, Ansible Vault, sealed secrets): safe to publish.
 _ENCRYPTED = re.compile(r"^(?:ENC[\[(]|\$ANSIBLE_VAULT|!vault\b|vault:v\d:)")
 _MAX_LENGTH = 200  # longer values are blobs (certificates, encrypted data, images)
@@ -59,6 +60,7 @@ def shape_score(value: str) -> int:
         return RANDOM if len(value) >= 32 and any(c.isalpha() for c in value) else 0
     if all(c.isalpha() or c in "-_./" for c in value):  # words, names, paths: random if long
         random_letters = value.isalpha() and len(value) >= 16 and not is_word(value)
+        random_letters = random_letters and not is_name(value)  # SSOCredentialFetcher
         return RANDOM if random_letters and entropy(value) >= 3.5 else 0
     if is_name(value):
         return 0
