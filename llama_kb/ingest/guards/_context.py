@@ -26,7 +26,13 @@ from dataclasses import dataclass
 
 from llama_kb.ingest.guards._evidence import is_encrypted, shape_score
 
-__all__ = ["ContextFinding", "context_findings", "qualified_before", "word_strength"]
+__all__ = [
+    "ContextFinding",
+    "context_findings",
+    "keyed_as_not_secret",
+    "qualified_before",
+    "word_strength",
+]
 
 THRESHOLD = 3
 _STRONG, _WEAK = 2, 1
@@ -102,7 +108,7 @@ _NOT_SECRET = frozenset(
     | {"issuer", "scope", "usage", "limit", "lifetime", "helper", "column", "schema"}
     | {"placeholder", "example", "sample", "dummy", "generator", "rotation", "policies"}
     # tokens that page or identify requests, not authenticate: NextToken, ChangeToken
-    | {"next", "page", "pagination", "continuation", "cursor", "change", "idempotency"}
+    | {"next", "page", "pagination", "continuation", "cursor", "change", "idempotency", "arn"}
 )
 # Lines without any credential word (or a part of one) are skipped cheaply.
 _HINT = re.compile(
@@ -110,6 +116,8 @@ _HINT = re.compile(
     re.IGNORECASE,
 )
 _BEFORE_TOKENS = 3
+_COMMENT = re.compile(r"\s#\s|\s//\s")  # a comment ends the window: ``pass  # 0**n``
+_KEY_BEFORE = re.compile(r"([^\W\d][\w.-]*)['\"]?\s*[:=]\s*['\"]?$")
 _QUALIFIER = re.compile(r"([^\W\d][\w]*)[ \t-]+$")
 _IDENT = re.compile(r"[^\W\d][\w.-]*")
 _SPLIT = re.compile(r"[A-Z]+(?![a-zà-ÿ])|[A-Z]?[a-zà-ÿ]+|\d+")
@@ -214,7 +222,7 @@ def _word_contexts(number: int, line: str, following: str) -> Iterator[ContextFi
     for match, strength, kind in contexts:
         if not strength or qualified_before(line, match.start()):
             continue
-        rest = line[match.end() : match.end() + _WINDOW_CHARS]
+        rest = _COMMENT.split(line[match.end() : match.end() + _WINDOW_CHARS], 1)[0]
         before = _value_before(line, match.start(), strength) if strength == _STRONG else None
         if before:
             yield ContextFinding(number, kind, *before)
@@ -232,6 +240,15 @@ def qualified_before(line: str, start: int) -> bool:
     """``public key``, ``hashed password``: the word before qualifies it as not secret."""
     before = _QUALIFIER.search(line[max(0, start - 24) : start])
     return before is not None and before.group(1).lower() in _NOT_SECRET
+
+
+def keyed_as_not_secret(line: str, start: int) -> bool:
+    """Whether the value at ``start`` belongs to a key such as ``"KeyId":`` or ``sha256=``."""
+    key = _KEY_BEFORE.search(line[max(0, start - 48) : start])
+    if key is None:
+        return False
+    words = {w.lower() for w in _SPLIT.findall(_OAUTH.sub("Oauth", key.group(1)))}
+    return bool(words & _NOT_SECRET)
 
 
 def _value_before(line: str, start: int, strength: int) -> tuple[int, int] | None:
@@ -304,7 +321,8 @@ def _table_columns(line: str, columns: _Columns | None) -> _Columns | None:
     )
     if columns and same_delimiter and len(_cells(line, columns[0])) == columns[1]:
         return columns
-    if not delimiter and line.lstrip().startswith("#"):  # "# client  server  secret  IP"
+    if not delimiter and line.lstrip().startswith("#") and "  " in line.strip():
+        # a comment heading aligned columns: "# client  server  secret  IP"
         line, delimiter = line.lstrip()[1:], " "
     cells = [c.strip().strip("'\"") for c in _cells(line, delimiter)] if delimiter else []
     if len([c for c in cells if c]) < 2 or not all(not c or _IDENT.fullmatch(c) for c in cells):
@@ -326,7 +344,7 @@ def _column_values(number: int, line: str, columns: _Columns) -> Iterator[Contex
     delimiter, _, kinds = columns
     position = 0
     for i, cell in enumerate(_cells(line, delimiter)):
-        value = cell.strip().strip("'\"")
+        value = _unwrapped(cell.strip())
         position = line.index(cell, position)
         if i in kinds and _STRONG + shape_score(value) >= THRESHOLD:
             start = line.index(value, position)

@@ -8,6 +8,7 @@ credential word before the value and reports the pair when the sum reaches its t
 
 from __future__ import annotations
 
+import base64
 import math
 import re
 from collections import Counter
@@ -24,16 +25,20 @@ _HOST = re.compile(r"^[a-z0-9-]+(?:\.[a-z0-9-]+)+(?::\d+)?$")
 _EMAIL = re.compile(r"^[\w.+-]+@[\w-]+(?:\.[\w-]+)+$")
 _HEX = re.compile(r"^(?:0x)?[0-9a-fA-F]+$")
 # Names in code and product tokens: letters and digits, maybe joined by ``-_./``.
-_NAME = re.compile(r"^[*@.]*[^\W_]+(?:[-_./]+[^\W_]+)*[-_.]*$")
+_NAME = re.compile(r"^[*@._]*[^\W_]+(?:[-_./]+[^\W_]+)*[-_.]*$")
 _PIECES = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+|[^\W\d_]+")
 # A value naming what it stands for (``user:password``, ``MyPassword``) is an example.
 _NAMES_ITSELF = re.compile(r"passw(?:or)?d", re.IGNORECASE)
-# Regular expressions and escapes are code: ``\s+``, ``[A-Za-z_]``, ``^...$``, ``\x18``
-_REGEX = re.compile(r"\\[sSdDwWbB.\\]|\\[xu][0-9a-fA-F]{2}|[A-Z]-Z|a-z|0-9|^\^|\(\?[:=!<]")
+# Regular expressions, escapes and Windows paths: ``\s+``, ``[A-Za-z_]``, ``\x18``, ``C:\``
+_REGEX = re.compile(
+    r"\\[sSdDwWbBnrt.\\\"']|\\[xu][0-9a-fA-F]{2}|\\$|^\\|^[A-Za-z]:\\|[A-Z]-Z|a-z|0-9|^\^|\(\?[:=!<]"
+)
+_UUID_INSIDE = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.I)
 # numbers, dates and times, versions, ports, addresses
 _NUMERIC = re.compile(r"^(?:[\d\W_]|(?<=\d)[TZ])+$")
 # Values encrypted for storage (SOPS, jasypt, Ansible Vault, sealed secrets): safe to publish.
 _ENCRYPTED = re.compile(r"^(?:ENC[\[(]|\$ANSIBLE_VAULT|!vault\b|vault:v\d:)")
+_BASE64 = re.compile(r"^[A-Za-z0-9+/]+={0,2}$")
 _MAX_LENGTH = 200  # longer values are blobs (certificates, encrypted data, images)
 
 
@@ -104,7 +109,22 @@ def _rejected(value: str) -> bool:
         or ("://" in value and "@" not in value)
         or not any(c.isalpha() for c in value)
         or bool(_REGEX.search(value) or _NAMES_ITSELF.search(value))
+        or bool(_UUID_INSIDE.search(value))  # resource paths: key/<uuid>
+        or _encodes_plain_text(value)
     )
+
+
+def _encodes_plain_text(value: str) -> bool:
+    """Base64 of text or of a name (``dGhlIHNhbXBsZSBub25jZQ==``): judged by what it encodes."""
+    if len(value) < 16 or not _BASE64.match(value):
+        return False
+    try:
+        decoded = base64.b64decode(value + "=" * (-len(value) % 4), validate=True).decode("ascii")
+    except (ValueError, UnicodeDecodeError):
+        return False
+    if not decoded.isprintable():
+        return False
+    return " " in decoded.strip() or shape_score(decoded) == 0
 
 
 def _classes(value: str) -> int:

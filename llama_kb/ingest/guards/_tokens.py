@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from llama_kb.ingest.guards._context import keyed_as_not_secret
 from llama_kb.ingest.guards._evidence import entropy, is_name
 from llama_kb.ingest.guards._values import is_placeholder, is_public
 
@@ -36,6 +37,8 @@ def vendor_token_spans(line: str) -> Iterator[tuple[int, int]]:
         prefix, body = match.group("prefix"), match.group("body").rstrip("=")
         first = re.split(r"[._-]", prefix)[0]
         if _NOT_SECRET_PREFIX.match(first) or is_public(match.group()) or is_placeholder(body):
+            continue
+        if keyed_as_not_secret(line, match.start()):  # "KeyId": "mrk-..."
             continue
         if _random(body):
             yield match.start(), match.end()

@@ -1,6 +1,6 @@
-"""Secret detection on text: detect-secrets plugins, vendor formats and credential assignments.
+"""Secret detection on text: vendor formats, credential assignments, evidence, detect-secrets.
 
-:class:`SecretScanner` combines three detectors and reports :class:`SecretFinding` objects
+:class:`SecretScanner` combines five detectors and reports :class:`SecretFinding` objects
 (line, type, character span) that never carry the secret itself:
 
 * :data:`PATTERNS`, precise expressions for token and key-file formats (AWS, GitHub, OpenAI
@@ -17,6 +17,15 @@
   -a``, ``ldapsearch -w``), SQL ``IDENTIFIED BY``, ``.pgpass`` and ``sasl_passwd`` lines,
   ``NetworkCredential(...)`` and prose (``the password is ...``), all reported as
   ``credential_assignment``;
+* :mod:`~llama_kb.ingest.guards._context`, general evidence rather than listed forms: any
+  credential word (``pass``, ``pwd``, ``secret``, ``token``, ``key``, ``auth``, ``psk``,
+  ``Passwort``, ``mot de passe``... in any case, compound or abbreviation), password option
+  (``-P``, ``/p:``) or user pair (``-u user,password``, ``user:password@host``), followed
+  within a short window by a value whose shape scores as a secret
+  (:mod:`~llama_kb.ingest.guards._evidence`), and table columns whose header names a
+  credential; reported as the kind of word (``password``, ``token``, ``key``...);
+* :mod:`~llama_kb.ingest.guards._tokens`: unkeyed tokens with a vendor-like shape (short
+  lower-case prefix, separator, long random body), reported as ``prefixed_token``;
 * the line-based plugins of ``detect-secrets`` (GitLab, Slack, Twilio, JWT, private keys,
   basic auth, ...; optionally the quoted high-entropy-string plugin), with its heuristic
   filters. Its keyword plugin is left out: it flags code such as ``secrets: Config``.
