@@ -170,7 +170,7 @@ def word_strength(identifier: str) -> tuple[int, str]:
     The identifier is split into words (``DD_APP_KEY``, ``kMapsKey``, ``wpa_passphrase``);
     a word that says the identifier names something else (``password_hash``) gives 0.
     """
-    words = [w.lower() for w in _SPLIT.findall(_OAUTH.sub("Oauth", identifier)) if not w.isdigit()]
+    words = _words(identifier)
     if any(w in _NOT_SECRET for w in words):
         return 0, ""
     best, kind, weak = 0, "", 0
@@ -182,6 +182,11 @@ def word_strength(identifier: str) -> tuple[int, str]:
     if best == _WEAK and weak >= 2:  # PrivateKey, private_key
         return _STRONG, "private_key" if "private" in words else kind
     return best, kind
+
+
+def _words(identifier: str) -> list[str]:
+    """``DD_APP_KEY`` -> ``dd app key``; ``kMapsKey`` -> ``k maps key``; ``OAuth`` one word."""
+    return [w.lower() for w in _SPLIT.findall(_OAUTH.sub("Oauth", identifier)) if not w.isdigit()]
 
 
 def _strength(word: str) -> tuple[int, str]:
@@ -247,8 +252,7 @@ def keyed_as_not_secret(line: str, start: int) -> bool:
     key = _KEY_BEFORE.search(line[max(0, start - 48) : start])
     if key is None:
         return False
-    words = {w.lower() for w in _SPLIT.findall(_OAUTH.sub("Oauth", key.group(1)))}
-    return bool(words & _NOT_SECRET)
+    return bool(_NOT_SECRET.intersection(_words(key.group(1))))
 
 
 def _value_before(line: str, start: int, strength: int) -> tuple[int, int] | None:
