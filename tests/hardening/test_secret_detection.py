@@ -14,6 +14,7 @@ from benchmarks.secret_check_corpus import CHECK_HARMLESS, CHECK_SECRETS
 from benchmarks.secret_corpus import HARMLESS, HELDOUT_HARMLESS, HELDOUT_SECRETS, SECRETS
 from benchmarks.secret_holdout3_corpus import HOLDOUT3_HARMLESS, HOLDOUT3_SECRETS
 from benchmarks.secret_holdout4_corpus import HOLDOUT4_HARMLESS, HOLDOUT4_SECRETS
+from benchmarks.secret_holdout5_corpus import HOLDOUT5_HARMLESS, HOLDOUT5_SECRETS
 from benchmarks.secrets_bench import evaluate
 from llama_kb import KnowledgeBase
 from llama_kb.config import KBConfig, SecretsConfig
@@ -55,10 +56,18 @@ def test_third_held_out_set() -> None:
 
 
 def test_fourth_held_out_set_does_not_regress() -> None:
-    """Written before tuning and never tuned on: it stays below the 95 % target (README)."""
+    """Written before tuning at stop 24; tuned on in round 5, still below 95 % (README)."""
     assert len(HOLDOUT4_SECRETS) >= 70 and len(HOLDOUT4_HARMLESS) >= 50
     result = evaluate(secrets=HOLDOUT4_SECRETS, harmless=HOLDOUT4_HARMLESS)
-    assert result["recall"] >= 0.62 and result["fp_rate"] <= 0.05
+    assert result["recall"] >= 78 / 85 and result["fp_rate"] <= 0.05
+
+
+def test_fifth_held_out_set_does_not_regress() -> None:
+    """Written before round 5 and never tuned on: floors at its measured 88/102 and 5/64,
+    below the recall target and above the false-positive one (README)."""
+    assert len(HOLDOUT5_SECRETS) >= 80 and len(HOLDOUT5_HARMLESS) >= 60
+    result = evaluate(secrets=HOLDOUT5_SECRETS, harmless=HOLDOUT5_HARMLESS)
+    assert result["recall"] >= 88 / 102 and result["false_positives"] <= 5
 
 
 @pytest.mark.parametrize("case", SECRETS, ids=[f"{i}-{c.kind}" for i, c in enumerate(SECRETS)])

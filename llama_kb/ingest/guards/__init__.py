@@ -3,7 +3,8 @@
 * :mod:`~llama_kb.ingest.guards.limits`: file size, special files, decompressed size (zip
   bombs), text length, JSON depth; readers consult the active limits.
 * :mod:`~llama_kb.ingest.guards.records`: a document is validated whole before any write.
-* :mod:`~llama_kb.ingest.guards.secrets`: detect-secrets plugins plus precise patterns.
+* :mod:`~llama_kb.ingest.guards.secrets`: precise patterns, credential words followed by
+  secret-shaped values, prefixed random tokens and detect-secrets plugins.
 
 :func:`screen_documents` applies record validation and the secret mode to what a reader
 returned; the pipeline calls it before it writes anything. Titles, text and metadata

@@ -20,7 +20,7 @@ _PLACEHOLDER = re.compile(
     re.IGNORECASE,
 )
 # Keys meant to be published: Stripe and Mapbox publishable tokens.
-_PUBLIC = re.compile(r"^(?:pk\.|pk_(?:live|test)_)")
+_PUBLIC = re.compile(r"^(?:pk\.|pk_(?:live|test)_|phc_)")
 
 UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$", re.I)
 _CAMEL_WORDS = re.compile(r"^[a-z]*(?:[A-Z][a-z]+)+$")  # ExclusiveStartShardId

@@ -1,6 +1,6 @@
-"""Secret detection on text: detect-secrets plugins, vendor formats and credential assignments.
+"""Secret detection on text: vendor formats, credential assignments, evidence, detect-secrets.
 
-:class:`SecretScanner` combines three detectors and reports :class:`SecretFinding` objects
+:class:`SecretScanner` combines five detectors and reports :class:`SecretFinding` objects
 (line, type, character span) that never carry the secret itself:
 
 * :data:`PATTERNS`, precise expressions for token and key-file formats (AWS, GitHub, OpenAI
@@ -17,6 +17,15 @@
   -a``, ``ldapsearch -w``), SQL ``IDENTIFIED BY``, ``.pgpass`` and ``sasl_passwd`` lines,
   ``NetworkCredential(...)`` and prose (``the password is ...``), all reported as
   ``credential_assignment``;
+* :mod:`~llama_kb.ingest.guards._context`, general evidence rather than listed forms: any
+  credential word (``pass``, ``pwd``, ``secret``, ``token``, ``key``, ``auth``, ``psk``,
+  ``Passwort``, ``mot de passe``... in any case, compound or abbreviation), password option
+  (``-P``, ``/p:``) or user pair (``-u user,password``, ``user:password@host``), followed
+  within a short window by a value whose shape scores as a secret
+  (:mod:`~llama_kb.ingest.guards._evidence`), and table columns whose header names a
+  credential; reported as the kind of word (``password``, ``token``, ``key``...);
+* :mod:`~llama_kb.ingest.guards._tokens`: unkeyed tokens with a vendor-like shape (short
+  lower-case prefix, separator, long random body), reported as ``prefixed_token``;
 * the line-based plugins of ``detect-secrets`` (GitLab, Slack, Twilio, JWT, private keys,
   basic auth, ...; optionally the quoted high-entropy-string plugin), with its heuristic
   filters. Its keyword plugin is left out: it flags code such as ``secrets: Config``.
@@ -31,9 +40,11 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 
 from llama_kb.ingest.guards._assignments import assignment_spans, is_placeholder, is_word
+from llama_kb.ingest.guards._context import context_findings, qualified_before
+from llama_kb.ingest.guards._tokens import vendor_token_spans
 
 __all__ = ["CREDENTIAL_WORDS", "PATTERNS", "SecretFinding", "SecretScanner", "SensitivePattern"]
 
@@ -190,15 +201,18 @@ class SecretScanner:
         """Every secret in ``text``, ordered by line and position."""
         lines = text.split("\n")
         candidates = [(n, line) for n, line in enumerate(lines, 1) if _CANDIDATE.search(line)]
-        if not candidates:
-            return []
         found: list[SecretFinding] = []
-        # PATTERNS go first, most specific first: a later finding overlapping one kept is dropped
+        # Precise detectors go first: a later finding overlapping one kept is dropped
         for n, line in candidates:
             _keep_disjoint(found, _pattern_findings(n, line))
             spans = assignment_spans(line)
             _keep_disjoint(found, (SecretFinding(n, _ASSIGNMENT, s, e) for s, e in spans))
-        _keep_disjoint(found, self._plugin_findings(candidates))
+        _keep_disjoint(found, (SecretFinding(*astuple(f)) for f in context_findings(lines)))
+        for n, line in candidates:
+            tokens = vendor_token_spans(line)
+            _keep_disjoint(found, (SecretFinding(n, "prefixed_token", s, e) for s, e in tokens))
+        if candidates:
+            _keep_disjoint(found, self._plugin_findings(candidates))
         return sorted(found, key=lambda f: (f.line, f.start, f.type))
 
     def types(self, text: str) -> list[str]:
@@ -242,8 +256,10 @@ class SecretScanner:
                 continue
             if start < 0:  # a multi-part secret (basic auth): redact the whole line
                 start, end = 0, len(line)
-            else:
+            else:  # to the end of the token: GitLab's plugin reports the prefix alone
                 end = start + len(value)
+                while end < len(line) and (line[end].isalnum() or line[end] in "_-"):
+                    end += 1
             yield SecretFinding(secret.line_number, kind, start, end)
 
 
@@ -273,4 +289,6 @@ def _harmless_blob(value: str, line: str, start: int) -> bool:
         or len(value) > 200
         or bool(_SRI.match(value) or _SRI.search(line[max(0, start - 7) : max(0, start)]))
         or bool(_NOT_SECRET_KEY.search(line[: max(0, start)]))
+        or qualified_before(line, max(0, start))  # public key ...
+        or qualified_before(value[: value.find("-") + 1], value.find("-") + 1)  # nonce-...
     )

@@ -1,0 +1,356 @@
+"""Secrets found by evidence: a credential word, then a secret-shaped value soon after it.
+
+No list of syntaxes: any word that names a credential (``password``, ``Passwort``,
+``contraseña``, ``pwd``, ``rootpw``, ``wpa_passphrase``, ``X-Auth``, ``PRIVATE-TOKEN``,
+``kMapsKey``, ``-P``), in any case, compound or abbreviation, followed within a short window
+by a value after ``=``, ``:``, ``=>``, a quote, a flag, an argument separator, a few words of
+prose or a line break. The report is explainable: the kind of word and the value's shape
+(:func:`~._evidence.shape_score`) add up to a score, and a pair is a secret when
+
+    strength of the word (strong 2, weak 1) + shape of the value (0-3) - distance >= 3
+
+``distance`` is 1 when more than two filler tokens (words, short tokens) stand between.
+Words qualified as not secret (``password_hash``, ``public key``, ``token_ttl``,
+``secretKeyRef``, ``key fingerprint``) give no context, and encrypted values (``ENC[...]``)
+stop the search. Three more kinds of context: a user option or ``user:password@host`` pair
+(``-u user,password``, ``-U 'dom\\user%password'``, ``app:password@tcp(db)``), the column
+of a table or CSV file whose header names a credential, and a credential word at the end of
+a line, whose value is the next line.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+from llama_kb.ingest.guards._evidence import is_encrypted, shape_score
+
+__all__ = [
+    "ContextFinding",
+    "context_findings",
+    "keyed_as_not_secret",
+    "qualified_before",
+    "word_strength",
+]
+
+THRESHOLD = 3
+_STRONG, _WEAK = 2, 1
+_WINDOW_CHARS = 72
+_WINDOW_TOKENS = 8
+
+# Words that name a credential on their own, in five languages and common abbreviations.
+_STRONG_WORDS = {
+    "password": "password",
+    "passwd": "password",
+    "passphrase": "password",
+    "pwd": "password",
+    "pw": "password",
+    "psk": "password",
+    "passwort": "password",
+    "kennwort": "password",
+    "contraseña": "password",
+    "contrasena": "password",
+    "senha": "password",
+    "wachtwoord": "password",
+    "secret": "secret",
+    "token": "token",
+    "authtoken": "token",
+    "bearer": "token",
+    "authtok": "token",
+    "credential": "credential",
+    "credentials": "credential",
+    "creds": "credential",
+    "auth": "credential",
+    "authorization": "credential",
+    "apikey": "api_key",
+    "authkey": "api_key",
+}
+# Compound words ending in one of these name a credential (``rootpw``, ``csrftoken``).
+_STRONG_SUFFIXES = (
+    ("password", "password"),
+    ("passwd", "password"),
+    ("passphrase", "password"),
+    ("secret", "secret"),
+    ("token", "token"),
+    ("apikey", "api_key"),
+    ("pw", "password"),
+    ("auth", "credential"),
+)
+# Words that name a credential only with a good value (``key``, ``pass``, ``private``).
+_WEAK_WORDS = {
+    "key": "key",
+    "pass": "password",
+    "private": "key",
+    "priv": "key",
+    "cred": "credential",
+    # calls and prose that take a credential: ``server.login(user, "...")``, ``createHmac``
+    "login": "password",
+    "logon": "password",
+    "signin": "password",
+    "connect": "password",
+    "connection": "password",
+    "hmac": "key",
+}
+_NOT_COMPOUND = frozenset(
+    {"bypass", "compass", "surpass", "trespass", "overpass", "underpass", "multipass", "oauth"}
+    | {"noauth", "unauth", "dpw", "kpw"}
+)
+# Words saying that a credential word names something else: a hash, a public key, a length.
+_NOT_SECRET = frozenset(
+    {"hash", "hashed", "hashes", "digest", "checksum", "fingerprint", "fingerprints", "sha"}
+    | {"md5", "public", "pub", "id", "ids", "uid", "length", "len", "min", "max", "minimum"}
+    | {"maximum", "policy", "reset", "forgot", "forgotten", "expires", "expiry", "expiration"}
+    | {"expire", "ttl", "timeout", "validator", "validators", "validation", "file", "path"}
+    | {"env", "field", "name", "type", "regex", "pattern", "strength", "history", "age", "url"}
+    | {"uri", "endpoint", "prompt", "header", "format", "ref", "mode", "count", "size", "nonce"}
+    | {"alias", "label", "hint", "input", "stdin", "dir", "required", "salt", "algorithm"}
+    | {"issuer", "scope", "usage", "limit", "lifetime", "helper", "column", "schema"}
+    | {"placeholder", "example", "sample", "dummy", "generator", "rotation", "policies"}
+    # tokens that page or identify requests, not authenticate: NextToken, ChangeToken
+    | {"next", "page", "pagination", "continuation", "cursor", "change", "idempotency", "arn"}
+)
+# Lines without any credential word (or a part of one) are skipped cheaply.
+_HINT = re.compile(
+    "|".join(sorted({*_STRONG_WORDS, *_WEAK_WORDS, *(w for w, _ in _STRONG_SUFFIXES), "pass"})),
+    re.IGNORECASE,
+)
+_BEFORE_TOKENS = 3
+_COMMENT = re.compile(r"\s#\s|\s//\s")  # a comment ends the window: ``pass  # 0**n``
+_KEY_BEFORE = re.compile(r"([^\W\d][\w.-]*)['\"]?\s*[:=]\s*['\"]?$")
+_QUALIFIER = re.compile(r"([^\W\d][\w]*)[ \t-]+$")
+_IDENT = re.compile(r"[^\W\d][\w.-]*")
+_SPLIT = re.compile(r"[A-Z]+(?![a-zà-ÿ])|[A-Z]?[a-zà-ÿ]+|\d+")
+_OAUTH = re.compile("oauth", re.IGNORECASE)  # one word, not O + Auth
+_PHRASES = re.compile(r"\bmot[- ]de[- ]passe\b", re.IGNORECASE)
+# A quoted string without spaces, or a run between separators (``&`` only before ``key=``).
+_TOKEN = re.compile(
+    r"\"[^\"\s=:;,(){}\[\]<>]+\"|'[^'\s=:;,(){}\[\]<>]+'|`[^`\s=:;,(){}\[\]<>]+`|"
+    r"(?:[^\s'\"`,;()\[\]{}<>|&=:]|&(?![\w.-]+=))+"
+)
+_QUOTES = "'\"`"
+_KEY_AFTER = re.compile(r"['\"]?=(?!=)|['\"]:")  # key=, "key":, not a prose colon
+_TRAILING = ".!?:#*"
+_LEADING = "*#"
+# Options that take a password: ``-p secret``, ``-P 'secret'``, ``/p:secret``, ``-psecret``.
+_FLAG = re.compile(r"(?<![\w-])(?:--?|/)[pP](?:[ \t]*[:=][ \t]*|[ \t]+)(?=[^\s-])")
+# ``-psecret`` on a command line: the line starts with a command and has no ``=`` or ``(``
+_ATTACHED = re.compile(
+    r"^\s*[\w.-]+\s[^=()\n]*?(?<=\s)-p(?P<value>[^\s=:'\"(){}\[\],-][^\s'\"(){}\[\],]*)(?=\s|$)"
+)
+# ``-u user:password``, ``-U 'DOMAIN\\user%password'``, ``user:password@host``, ``u/p@db``.
+_PAIRS = (  # (a substring the line must hold, the pattern)
+    (
+        "-",
+        re.compile(
+            r"(?<![\w-])(?:-u|-U|--user(?:name)?)[ \t=]+['\"]?[^\s'\"%:,]+[%:,]"
+            r"(?P<value>[^\s'\"]+)"
+        ),
+    ),
+    ("@", re.compile(r"(?<![\w/.:@-])[\w.-]+[:/](?P<value>[^\s/@:'\"]{6,})@[\w/(\[]")),
+    # a line that is only ``name:password`` (rsync secrets, htpasswd-like files)
+    (":", re.compile(r"^\s*[\w.@-]+:(?P<value>[^\s:]{6,})\s*$")),
+)
+_Columns = tuple[str, int, dict[int, str]]  # delimiter, cells per row, credential columns
+
+
+@dataclass(frozen=True)
+class ContextFinding:
+    """A value in a credential context: where it is and what the word named."""
+
+    line: int
+    type: str
+    start: int
+    end: int
+
+
+def word_strength(identifier: str) -> tuple[int, str]:
+    """(2, kind) for a strong credential word, (1, kind) for a weak one, (0, "") for none.
+
+    The identifier is split into words (``DD_APP_KEY``, ``kMapsKey``, ``wpa_passphrase``);
+    a word that says the identifier names something else (``password_hash``) gives 0.
+    """
+    words = _words(identifier)
+    if any(w in _NOT_SECRET for w in words):
+        return 0, ""
+    best, kind, weak = 0, "", 0
+    for word in words:
+        strength, named = _strength(word)
+        weak += strength == _WEAK
+        if strength > best:
+            best, kind = strength, named
+    if best == _WEAK and weak >= 2:  # PrivateKey, private_key
+        return _STRONG, "private_key" if "private" in words else kind
+    return best, kind
+
+
+def _words(identifier: str) -> list[str]:
+    """``DD_APP_KEY`` -> ``dd app key``; ``kMapsKey`` -> ``k maps key``; ``OAuth`` one word."""
+    return [w.lower() for w in _SPLIT.findall(_OAUTH.sub("Oauth", identifier)) if not w.isdigit()]
+
+
+def _strength(word: str) -> tuple[int, str]:
+    if word in _STRONG_WORDS:
+        return _STRONG, _STRONG_WORDS[word]
+    if word in _WEAK_WORDS:
+        return _WEAK, _WEAK_WORDS[word]
+    if word in _NOT_COMPOUND or len(word) > 24:
+        return 0, ""
+    for suffix, named in _STRONG_SUFFIXES:
+        if word.endswith(suffix) and len(word) > len(suffix):
+            return _STRONG, named
+    if word.endswith("pass") and len(word) > 4:
+        return _WEAK, "password"
+    if word.endswith("key") and word[:-3] in {"api", "secret", "private", "access", "signing"}:
+        return _STRONG, "api_key"
+    return 0, ""
+
+
+def context_findings(lines: Sequence[str]) -> Iterator[ContextFinding]:
+    """Values in a credential context, line by line (``lines[0]`` is line 1)."""
+    columns: _Columns | None = None
+    for index, line in enumerate(lines):
+        number = index + 1
+        following = lines[index + 1] if index + 1 < len(lines) else ""
+        if _HINT.search(line):
+            yield from _word_contexts(number, line, following)
+        yield from _flag_contexts(number, line)
+        columns = _table_columns(line, columns)
+        if columns:
+            yield from _column_values(number, line, columns)
+
+
+def _word_contexts(number: int, line: str, following: str) -> Iterator[ContextFinding]:
+    idents = (m for m in _IDENT.finditer(line) if _HINT.search(m.group()))
+    contexts = [(m, *word_strength(m.group())) for m in idents]
+    contexts += [(m, _STRONG, "password") for m in _PHRASES.finditer(line)]
+    for match, strength, kind in contexts:
+        if not strength or qualified_before(line, match.start()):
+            continue
+        rest = _COMMENT.split(line[match.end() : match.end() + _WINDOW_CHARS], 1)[0]
+        before = _value_before(line, match.start(), strength) if strength == _STRONG else None
+        if before:
+            yield ContextFinding(number, kind, *before)
+        if re.search(r"\w", rest):
+            found = _value_after(rest, strength)
+            if found:
+                yield ContextFinding(number, kind, match.end() + found[0], match.end() + found[1])
+        elif following:  # the word ends its line: the value is the next line
+            found = _value_after(following[:_WINDOW_CHARS], strength, max_fillers=0)
+            if found:
+                yield ContextFinding(number + 1, kind, *found)
+
+
+def qualified_before(line: str, start: int) -> bool:
+    """``public key``, ``hashed password``: the word before qualifies it as not secret."""
+    before = _QUALIFIER.search(line[max(0, start - 24) : start])
+    return before is not None and before.group(1).lower() in _NOT_SECRET
+
+
+def keyed_as_not_secret(line: str, start: int) -> bool:
+    """Whether the value at ``start`` belongs to a key such as ``"KeyId":`` or ``sha256=``."""
+    key = _KEY_BEFORE.search(line[max(0, start - 48) : start])
+    if key is None:
+        return False
+    return bool(_NOT_SECRET.intersection(_words(key.group(1))))
+
+
+def _value_before(line: str, start: int, strength: int) -> tuple[int, int] | None:
+    """``Use <value> as the password``: a value a few words before a strong word."""
+    window = max(0, start - _WINDOW_CHARS // 2)
+    tokens = [t for t in _TOKEN.finditer(line[window:start]) if t.start() or not window]
+    tokens = tokens[-_BEFORE_TOKENS:]
+    for token in reversed(tokens):
+        value = _unwrapped(token.group())
+        if strength + shape_score(value) - 1 >= THRESHOLD:
+            start = window + token.start() + token.group().index(value)
+            return start, start + len(value)
+    return None
+
+
+def _value_after(
+    rest: str, strength: int, max_fillers: int = _WINDOW_TOKENS
+) -> tuple[int, int] | None:
+    """Span of the first value in ``rest`` scoring at least :data:`THRESHOLD`."""
+    if is_encrypted(rest.lstrip(" \t'\"`=:>-")):
+        return None
+    for fillers, token in enumerate(_TOKEN.finditer(rest)):
+        if fillers > max_fillers:
+            return None
+        value = _unwrapped(token.group())
+        adjacent = not fillers and not rest[: token.start()].strip(" \t-_")
+        if (adjacent and value.lower() in _NOT_SECRET) or is_encrypted(value):
+            return None  # "key fingerprint", "password hash", "secret ENC[...]"
+        if strength + shape_score(value) - (fillers > 2) >= THRESHOLD:
+            start = token.start() + token.group().index(value)
+            return start, start + len(value)
+        if _KEY_AFTER.match(rest, token.end()) and _IDENT.fullmatch(value):
+            return None  # another key: what follows is its value (``&code_verifier=...``)
+    return None
+
+
+def _unwrapped(token: str) -> str:
+    """The value in a token: no quotes, emphasis or closing punctuation; ``""`` for ``x...``."""
+    if token.rstrip(_QUOTES).endswith(("...", "…")):
+        return ""
+    return token.strip(_QUOTES).lstrip(_LEADING).rstrip(_TRAILING)
+
+
+def _flag_contexts(number: int, line: str) -> Iterator[ContextFinding]:
+    for flag in _FLAG.finditer(line):
+        found = _value_after(line[flag.end() : flag.end() + _WINDOW_CHARS], _WEAK, 0)
+        if found:
+            yield ContextFinding(number, "password", flag.end() + found[0], flag.end() + found[1])
+    for match in _ATTACHED.finditer(line) if "-p" in line else ():
+        value = match.group("value").strip("'\"")
+        if _WEAK + shape_score(value) >= THRESHOLD:
+            yield ContextFinding(number, "password", match.start("value"), match.end("value"))
+    for needle, pattern in _PAIRS:
+        for match in pattern.finditer(line) if needle in line else ():
+            value = match.group("value").strip("'\"").rstrip(_TRAILING)
+            if _WEAK + shape_score(value) >= THRESHOLD:
+                start = match.start("value")
+                yield ContextFinding(number, "password", start, start + len(value))
+
+
+def _table_columns(line: str, columns: _Columns | None) -> _Columns | None:
+    """The delimiter, width and credential columns of a header line, kept while rows follow.
+
+    A header is a line of two or more names (``username,password,role``, a Markdown table
+    head); a row has the header's delimiter and number of cells.
+    """
+    delimiter = next((d for d in "|\t,;" if d in line), "")
+    same_delimiter = (
+        delimiter in (columns[0], "" if columns[0] == " " else delimiter) if columns else False
+    )
+    if columns and same_delimiter and len(_cells(line, columns[0])) == columns[1]:
+        return columns
+    if not delimiter and line.lstrip().startswith("#") and "  " in line.strip():
+        # a comment heading aligned columns: "# client  server  secret  IP"
+        line, delimiter = line.lstrip()[1:], " "
+    cells = [c.strip().strip("'\"") for c in _cells(line, delimiter)] if delimiter else []
+    if len([c for c in cells if c]) < 2 or not all(not c or _IDENT.fullmatch(c) for c in cells):
+        return None
+    kinds = {}
+    for i, cell in enumerate(cells):
+        strength, kind = word_strength(cell) if cell else (0, "")
+        if strength == _STRONG:
+            kinds[i] = kind
+    return (delimiter, len(cells), kinds) if kinds else None
+
+
+def _cells(line: str, delimiter: str) -> list[str]:
+    """A row's cells; ``" "`` stands for runs of white space."""
+    return line.split() if delimiter == " " else line.split(delimiter)
+
+
+def _column_values(number: int, line: str, columns: _Columns) -> Iterator[ContextFinding]:
+    delimiter, _, kinds = columns
+    position = 0
+    for i, cell in enumerate(_cells(line, delimiter)):
+        value = _unwrapped(cell.strip())
+        position = line.index(cell, position)
+        if i in kinds and _STRONG + shape_score(value) >= THRESHOLD:
+            start = line.index(value, position)
+            yield ContextFinding(number, kinds[i], start, start + len(value))
+        position += len(cell)

@@ -1,0 +1,138 @@
+"""How much a value looks like a secret: a small, explainable shape score.
+
+:func:`shape_score` grades a candidate value 0 (not a secret: too short, a word, a number, a
+path, a host name, an e-mail address, a URL without credentials, a placeholder, a reference
+or code) to 3 (a long random token). :mod:`._context` adds it to the strength of the
+credential word before the value and reports the pair when the sum reaches its threshold.
+"""
+
+from __future__ import annotations
+
+import base64
+import math
+import re
+from collections import Counter
+
+from llama_kb.ingest.guards._values import is_placeholder, is_public, is_word
+
+__all__ = ["RANDOM", "entropy", "is_encrypted", "is_name", "shape_score"]
+
+RANDOM = 3  # a long random token: scores alone with any credential word
+_PASSWORD = 2  # a human-chosen password: letters, digits and symbols mixed
+_SHORT = 1  # six or seven characters of three classes
+
+_HOST = re.compile(r"^[a-z0-9-]+(?:\.[a-z0-9-]+)+(?::\d+)?$")
+_EMAIL = re.compile(r"^[\w.+-]+@[\w-]+(?:\.[\w-]+)+$")
+_HEX = re.compile(r"^(?:0x)?[0-9a-fA-F]+$")
+# Names in code and product tokens: letters and digits, maybe joined by ``-_./``.
+_NAME = re.compile(r"^[*@._]*[^\W_]+(?:[-_./]+[^\W_]+)*[-_.]*$")
+_PIECES = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+|[^\W\d_]+")
+# A value naming what it stands for (``user:password``, ``MyPassword``) is an example.
+_NAMES_ITSELF = re.compile(r"passw(?:or)?d", re.IGNORECASE)
+# Regular expressions, escapes and Windows paths: ``\s+``, ``[A-Za-z_]``, ``\x18``, ``C:\``
+_REGEX = re.compile(
+    r"\\[sSdDwWbBnrt.\\\"']|\\[xu][0-9a-fA-F]{2}|\\$|^\\|^[A-Za-z]:\\|[A-Z]-Z|a-z|0-9|^\^|\(\?[:=!<]"
+)
+_UUID_INSIDE = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.I)
+# numbers, dates and times, versions, ports, addresses
+_NUMERIC = re.compile(r"^(?:[\d\W_]|(?<=\d)[TZ])+$")
+# Values encrypted for storage (SOPS, jasypt, Ansible Vault, sealed secrets): safe to publish.
+_ENCRYPTED = re.compile(r"^(?:ENC[\[(]|\$ANSIBLE_VAULT|!vault\b|vault:v\d:)")
+_BASE64 = re.compile(r"^[A-Za-z0-9+/]+={0,2}$")
+_MAX_LENGTH = 200  # longer values are blobs (certificates, encrypted data, images)
+
+
+def entropy(value: str) -> float:
+    """Shannon entropy of ``value`` in bits per character."""
+    counts = Counter(value)
+    return -sum(n / len(value) * math.log2(n / len(value)) for n in counts.values())
+
+
+def is_encrypted(text: str) -> bool:
+    """Whether ``text`` starts with an encrypted-value marker (``ENC[...]``, ``$ANSIBLE_VAULT``)."""
+    return bool(_ENCRYPTED.match(text))
+
+
+def shape_score(value: str) -> int:
+    """0 (not a secret) to 3 (random token): how much ``value`` (unquoted) looks like a secret.
+
+    UUIDs score 0: they are mostly identifiers (the keyed rule of :mod:`._assignments`
+    reports one under an authentication key).
+    """
+    if not 6 <= len(value) <= _MAX_LENGTH or _rejected(value):
+        return 0
+    if _HEX.match(value):  # digests and ids are hex too: only long ones count
+        return RANDOM if len(value) >= 32 and any(c.isalpha() for c in value) else 0
+    if all(c.isalpha() or c in "-_./" for c in value):  # words, names, paths: random if long
+        random_letters = value.isalpha() and len(value) >= 16 and not is_word(value)
+        random_letters = random_letters and not is_name(value)  # SSOCredentialFetcher
+        return RANDOM if random_letters and entropy(value) >= 3.5 else 0
+    if is_name(value):
+        return 0
+    classes = _classes(value)
+    letters_and_digits = any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
+    if len(value) >= 16 and (letters_and_digits or classes >= 3) and entropy(value) >= 3.5:
+        return RANDOM
+    if len(value) >= 8 and classes >= 3:
+        return _PASSWORD
+    return _SHORT if classes >= 3 else 0
+
+
+def is_name(value: str) -> bool:
+    """Whether ``value`` is made of words, as names are (``Ed25519PrivateKey``,
+    ``HTTP11Connection``, ``caching_sha2_password``, ``Batman/1.0``).
+
+    A random token breaks into short pieces (``aK9xQz`` into ``a K 9 x Qz``) or holds many
+    groups of digits.
+    """
+    if not _NAME.match(value):
+        return False
+    pieces = _PIECES.findall(value)
+    words = [p for p in pieces if not p.isdigit()]
+    digit_groups = len(pieces) - len(words)
+    if not words or sum(len(w) == 1 for w in words) > 1:
+        return False
+    if any(len(w) >= 20 and not is_word(w) for w in words):
+        return False
+    few_digits = digit_groups <= 2 or 2 * digit_groups <= len(words)
+    return few_digits and sum(map(len, words)) >= 3 * len(words)
+
+
+def _rejected(value: str) -> bool:
+    return (
+        is_placeholder(value)
+        or is_public(value)
+        or is_encrypted(value)
+        or bool(_NUMERIC.match(value))
+        or bool(_HOST.match(value) or _EMAIL.match(value))
+        or value.startswith(("/", "~", "./", "$", "%", "&", "#!"))
+        or ("://" in value and "@" not in value)
+        or not any(c.isalpha() for c in value)
+        or bool(_REGEX.search(value) or _NAMES_ITSELF.search(value))
+        or bool(_UUID_INSIDE.search(value))  # resource paths: key/<uuid>
+        or _encodes_plain_text(value)
+    )
+
+
+def _encodes_plain_text(value: str) -> bool:
+    """Base64 of text or of a name (``dGhlIHNhbXBsZSBub25jZQ==``): judged by what it encodes."""
+    if len(value) < 16 or not _BASE64.match(value):
+        return False
+    try:
+        decoded = base64.b64decode(value + "=" * (-len(value) % 4), validate=True).decode("ascii")
+    except (ValueError, UnicodeDecodeError):
+        return False
+    if not decoded.isprintable():
+        return False
+    return " " in decoded.strip() or shape_score(decoded) == 0
+
+
+def _classes(value: str) -> int:
+    return sum(
+        (
+            any(c.islower() for c in value),
+            any(c.isupper() for c in value),
+            any(c.isdigit() for c in value),
+            any(not c.isalnum() and c not in "-_." for c in value),
+        )
+    )
