@@ -149,7 +149,8 @@ class QueryOptions(_Model):
 
 
 class RankingConfig(_Model):
-    """Ranking weights and constants of the unified retriever (tuned on 2WikiMultihopQA).
+    """Ranking weights and constants of the unified retriever (tuned on one half of 2WikiMultihopQA
+    and of MuSiQue, checked on the other).
 
     Attributes:
         rrf_k: Reciprocal-rank-fusion constant for the semantic route.
@@ -159,6 +160,10 @@ class RankingConfig(_Model):
         hit_seed_mass: Share of the walk's restart mass on hit seeds when names were linked.
         hit_temperature: Softmax temperature over the hit seeds' base scores.
         base_share: Share of the base score added to the normalised walk score.
+        described_threshold: Share of a query's words outside the names linked in it from
+            which the query counts as described rather than named.
+        described_base_share: ``base_share`` for described queries (their walk, seeded by
+            fewer of their words, knows less).
         coverage_bonus: Bonus per extra query entity a chunk touches.
         refine_from_top: Top chunks whose documents seed the hybrid graph deep-dive.
         ppr_damping: Follow probability of the Personalized PageRank.
@@ -188,6 +193,8 @@ class RankingConfig(_Model):
     hit_seed_mass: float = Field(default=0.3, ge=0, le=1)
     hit_temperature: float = Field(default=0.05, gt=0)
     base_share: float = Field(default=0.03, ge=0)
+    described_threshold: float = Field(default=0.7, ge=0, le=1)
+    described_base_share: float = Field(default=0.3, ge=0)
     coverage_bonus: float = Field(default=0.1, ge=0)
     refine_from_top: int = Field(default=3, ge=0)
     ppr_damping: float = Field(default=0.7, gt=0, lt=1)

@@ -3,8 +3,9 @@
 * semantic route: reciprocal rank fusion of the dense and lexical lists;
 * factual / hybrid routes: a Personalized PageRank over the chunk–name graph (read from the
   store as it spreads, :mod:`.walk`) seeded by the query's entities (and, for hybrid or when
-  no entity is linked, by the top dense+lexical hits), plus a ``base_share`` of the
-  dense+lexical score and a bonus for chunks that tie several of the query's entities together.
+  no entity is linked, by the top dense+lexical hits), plus a share of the dense+lexical
+  score (larger when the query's linked names cover little of it: :func:`base_share`) and a
+  bonus for chunks that tie several of the query's entities together.
 
 Scores are in [0, 1]: each route's fused score over its largest possible value (``scale`` in
 :mod:`.explain`).
@@ -20,6 +21,7 @@ import numpy as np
 from llama_kb.config import RankingConfig
 from llama_kb.retrieval import explain as debug
 from llama_kb.retrieval.index import Candidates, top_rows
+from llama_kb.retrieval.lexical import lexical_tokens
 from llama_kb.retrieval.plan import QueryPlan
 from llama_kb.retrieval.walk import LocalGraph, personalized_pagerank
 from llama_kb.types import Route, SearchHit
@@ -106,7 +108,8 @@ def rank_graph(
     peak = walk_scores.max() if n else 0.0
     walk_part = walk_scores / peak if peak > 0 else walk_scores
     coverage_part = np.zeros(n)
-    ceiling = 1.0 + ranking.base_share  # the largest possible sum: scores are in [0, 1]
+    share = base_share(plan, ranking)
+    ceiling = 1.0 + share  # the largest possible sum: scores are in [0, 1]
     if len(plan.entity_ids) > 1:
         # a chunk that ties together several of the query's entities answers how they
         # relate; PPR alone ranks every chunk of an entity's document alike
@@ -114,12 +117,12 @@ def rank_graph(
         counts = np.fromiter((covered.get(c, 0) for c in view.chunk_ids), float, n)
         coverage_part = ranking.coverage_bonus * np.maximum(counts - 1, 0)
         ceiling += ranking.coverage_bonus * (len(plan.entity_ids) - 1)
-    final = np.clip((walk_part + ranking.base_share * base + coverage_part) / ceiling, 0, 1)
+    final = np.clip((walk_part + share * base + coverage_part) / ceiling, 0, 1)
     order = _select(view, final, keep, plan.options.filters)
     if plan.options.explain:
         arrays = (walk_part, dense_part, lexical_part, coverage_part, final)
         mask = view.mask(plan.options.filters)
-        plan.parts = debug.ScoreParts.graph(ranking.base_share, arrays, mask, depth, ceiling)
+        plan.parts = debug.ScoreParts.graph(share, arrays, mask, depth, ceiling)
     dense_rank = {h.chunk_id: i for i, h in enumerate(dense, 1)}
     lexical_rank = {c: i for i, (c, _) in enumerate(lexical, 1)}
     by_walk = sorted(walk, key=lambda c: (-walk[c], c))[: len(order) * 4]
@@ -134,6 +137,20 @@ def rank_graph(
             ranks["bm25"] = lexical_rank[chunk_id]
         hits.append(make_hit(view, dense, chunk_id, float(final[row]), ranks))
     return hits
+
+
+def base_share(plan: QueryPlan, ranking: RankingConfig) -> float:
+    """The dense+lexical score's share beside the walk: ``described_base_share`` when at least
+    ``described_threshold`` of the query's words lie outside the names linked in it (its
+    bridges are described, not named, so a walk from those names knows less), else
+    ``base_share``."""
+    words = lexical_tokens(plan.query)
+    linked = plan.trace.get("linked_entities", [])
+    named = {w for entry in linked for w in lexical_tokens(str(entry.get("surface") or ""))}
+    described = sum(w not in named for w in words) / max(len(words), 1)
+    if described >= ranking.described_threshold:
+        return ranking.described_base_share
+    return ranking.base_share
 
 
 def lexical_scores(view: Candidates, lexical: Lexical) -> np.ndarray:
