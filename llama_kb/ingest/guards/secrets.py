@@ -44,7 +44,10 @@ from dataclasses import astuple, dataclass
 
 from llama_kb.ingest.guards._assignments import assignment_spans, is_placeholder, is_word
 from llama_kb.ingest.guards._context import context_findings, qualified_before
+from llama_kb.ingest.guards._negative import negated
+from llama_kb.ingest.guards._positional import positional_spans
 from llama_kb.ingest.guards._tokens import vendor_token_spans
+from llama_kb.ingest.guards._values import is_public
 
 __all__ = ["CREDENTIAL_WORDS", "PATTERNS", "SecretFinding", "SecretScanner", "SensitivePattern"]
 
@@ -154,6 +157,7 @@ _NOT_SECRET_KEY = re.compile(
     re.IGNORECASE,
 )
 _ASSIGNMENT = "credential_assignment"
+_POSITIONAL = "positional_credential"
 _ENTROPY_TYPES = frozenset({"base64_high_entropy_string", "hex_high_entropy_string"})
 # detect-secrets plugins left out: public IPs are not credentials, hex strings are hashes, and
 # keyword assignments are found by ``_assignments`` (the plugin flags ``secrets: Config`` in code).
@@ -206,13 +210,19 @@ class SecretScanner:
         for n, line in candidates:
             _keep_disjoint(found, _pattern_findings(n, line))
             spans = assignment_spans(line)
-            _keep_disjoint(found, (SecretFinding(n, _ASSIGNMENT, s, e) for s, e in spans))
-        _keep_disjoint(found, (SecretFinding(*astuple(f)) for f in context_findings(lines)))
+            keyed = (SecretFinding(n, _ASSIGNMENT, s, e) for s, e in spans)
+            _keep_disjoint(found, _affirmed(lines, keyed))
+        evidence = (SecretFinding(*astuple(f)) for f in context_findings(lines))
+        _keep_disjoint(found, _affirmed(lines, evidence))
+        for n, line in enumerate(lines, 1):
+            spans = positional_spans(line)
+            _keep_disjoint(found, (SecretFinding(n, _POSITIONAL, s, e) for s, e in spans))
         for n, line in candidates:
             tokens = vendor_token_spans(line)
-            _keep_disjoint(found, (SecretFinding(n, "prefixed_token", s, e) for s, e in tokens))
+            prefixed = (SecretFinding(n, "prefixed_token", s, e) for s, e in tokens)
+            _keep_disjoint(found, _affirmed(lines, prefixed))
         if candidates:
-            _keep_disjoint(found, self._plugin_findings(candidates))
+            _keep_disjoint(found, _affirmed(lines, self._plugin_findings(candidates)))
         return sorted(found, key=lambda f: (f.line, f.start, f.type))
 
     def types(self, text: str) -> list[str]:
@@ -250,6 +260,7 @@ class SecretScanner:
             start = line.find(value) if value else -1
             if (
                 is_placeholder(value)
+                or is_public(value)
                 or (kind in _ENTROPY_TYPES and _harmless_blob(value, line, start))
                 or (kind in _WORD_VALUED and is_word(value))
             ):
@@ -271,6 +282,11 @@ def _pattern_findings(number: int, line: str) -> Iterator[SecretFinding]:
             if is_placeholder(value) or (pattern.name in _WORD_VALUED and is_word(value)):
                 continue
             yield SecretFinding(number, pattern.name, match.start(), match.end())
+
+
+def _affirmed(lines: list[str], findings: Iterator[SecretFinding]) -> Iterator[SecretFinding]:
+    """Findings the text does not call hashed, public or sealed (:mod:`._negative`)."""
+    return (f for f in findings if not negated(lines, f.line, f.start, f.end))
 
 
 def _keep_disjoint(kept: list[SecretFinding], new: Iterator[SecretFinding]) -> None:
