@@ -49,10 +49,11 @@ _RULES: tuple[tuple[str, re.Pattern[str]], ...] = (  # (a substring the line hol
     ),
 )
 _CALL = re.compile(
-    r"(?P<name>[\w.>$-]*(?:login|logon|connect|signin|bind|auth)\w*)\s*\((?P<args>[^()\n]*)\)",
+    r"(?P<name>[\w.>$-]*(?:login|logon|connect|signin|bind|auth)\w*)(?<!Error)(?<!Exception)\s*"
+    r"\((?P<args>[^()\n]*)\)",
     re.IGNORECASE,
 )
-_ARGUMENT = re.compile(r"'(?P<q1>[^'\n]*)'|\"(?P<q2>[^\"\n]*)\"")
+_ARGUMENT = re.compile(r"'(?P<q1>[^'\s]*)'|\"(?P<q2>[^\"\s]*)\"")  # a message has spaces
 _WEBHOOK = re.compile(r"https?://[^\s/]+/(?:[^\s?#]*/)?(?:web)?hooks?/(?P<bare>[A-Za-z0-9_-]{20,})")
 _APP_PASSWORD = re.compile(
     r"\b(?:password|passcode|passwort|contrase[ñn]a)\b[^\n]{0,40}?"
