@@ -39,6 +39,8 @@ def test_a_credential_given_by_position_is_found(line: str, value: str | None) -
         "net use X: \\\\nas\\media /user:HOME\\kim /persistent:no",
         '"GET" "/index.html"',
         'db.connect("sqlite:///app.db", "main")',
+        'raise ConnectionResetError("Connection lost")',
+        'raise ConnectionError("Xk3!vq9Lm2")',  # an exception's message, not a login call
         "log in as admin with your usual password",
         "https://acme.io/hooks/deploy-production-service",
         "Your password must be long: make them four real words",
