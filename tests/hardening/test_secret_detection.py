@@ -23,7 +23,7 @@ from llama_kb.ingest.guards import SecretScanner
 
 SECRET_LINE = "export STRIPE_KEY=sk_live_4Qz8vR2mXw9LpT3nKb7YcD1s"
 SECRET_VALUE = "sk_live_4Qz8vR2mXw9LpT3nKb7YcD1s"
-FLOOR6_FOUND, FLOOR6_FLAGGED = 0, 71  # set at the end of round 6
+FLOOR6_FOUND, FLOOR6_FLAGGED = 77, 6  # measured at the end of round 6
 
 
 def test_recall_and_false_positives_on_the_planted_corpus() -> None:
