@@ -49,8 +49,8 @@ _RULES: tuple[tuple[str, re.Pattern[str]], ...] = (  # (a substring the line hol
     ),
 )
 _CALL = re.compile(
-    r"(?P<name>[\w.>$-]*(?:login|logon|connect|signin|bind|auth)\w*)(?<!Error)(?<!Exception)\s*"
-    r"\((?P<args>[^()\n]*)\)",
+    r"(?P<name>[\w.>$-]*(?:login|logon|connect|signin|bind|auth)\w*)"
+    r"(?<!Error)(?<!Exception)\s*\((?P<args>[^()\n]*)\)",
     re.IGNORECASE,
 )
 _ARGUMENT = re.compile(r"'(?P<q1>[^'\s]*)'|\"(?P<q2>[^\"\s]*)\"")  # a message has spaces
