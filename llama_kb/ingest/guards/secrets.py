@@ -1,6 +1,6 @@
 """Secret detection on text: vendor formats, credential assignments, evidence, detect-secrets.
 
-:class:`SecretScanner` combines five detectors and reports :class:`SecretFinding` objects
+:class:`SecretScanner` combines six detectors and reports :class:`SecretFinding` objects
 (line, type, character span) that never carry the secret itself:
 
 * :data:`PATTERNS`, precise expressions for token and key-file formats (AWS, GitHub, OpenAI
@@ -24,6 +24,10 @@
   within a short window by a value whose shape scores as a secret
   (:mod:`~llama_kb.ingest.guards._evidence`), and table columns whose header names a
   credential; reported as the kind of word (``password``, ``token``, ``key``...);
+* :mod:`~llama_kb.ingest.guards._positional`: credentials given by position with no word
+  before them (a password piped to ``sudo -S``, the argument after ``/user:``, login-call
+  arguments, ``log in as <user> with <value>``, webhook paths, app passwords, seed
+  phrases), reported as ``positional_credential``;
 * :mod:`~llama_kb.ingest.guards._tokens`: unkeyed tokens with a vendor-like shape (short
   lower-case prefix, separator, long random body), reported as ``prefixed_token``;
 * the line-based plugins of ``detect-secrets`` (GitLab, Slack, Twilio, JWT, private keys,
@@ -32,7 +36,9 @@
 
 Where two find the same secret the earlier detector's name wins, so names stay stable;
 detect-secrets types are snake-cased (``stripe_access_key``). Placeholders, references
-(``${X}``, ``{{ x }}``), hashes, UUIDs and ``data:`` URIs are not reported.
+(``${X}``, ``{{ x }}``), hashes, UUIDs and ``data:`` URIs are not reported, nor any value
+the text calls hashed, public, a fingerprint, encrypted or sealed
+(:mod:`~llama_kb.ingest.guards._negative`, applied to every detector but the vendor formats).
 """
 
 from __future__ import annotations
