@@ -15,6 +15,7 @@ from benchmarks.secret_corpus import HARMLESS, HELDOUT_HARMLESS, HELDOUT_SECRETS
 from benchmarks.secret_holdout3_corpus import HOLDOUT3_HARMLESS, HOLDOUT3_SECRETS
 from benchmarks.secret_holdout4_corpus import HOLDOUT4_HARMLESS, HOLDOUT4_SECRETS
 from benchmarks.secret_holdout5_corpus import HOLDOUT5_HARMLESS, HOLDOUT5_SECRETS
+from benchmarks.secret_holdout6_corpus import HOLDOUT6_HARMLESS, HOLDOUT6_SECRETS
 from benchmarks.secrets_bench import evaluate
 from llama_kb import KnowledgeBase
 from llama_kb.config import KBConfig, SecretsConfig
@@ -22,6 +23,7 @@ from llama_kb.ingest.guards import SecretScanner
 
 SECRET_LINE = "export STRIPE_KEY=sk_live_4Qz8vR2mXw9LpT3nKb7YcD1s"
 SECRET_VALUE = "sk_live_4Qz8vR2mXw9LpT3nKb7YcD1s"
+FLOOR6_FOUND, FLOOR6_FLAGGED = 77, 6  # measured at the end of round 6
 
 
 def test_recall_and_false_positives_on_the_planted_corpus() -> None:
@@ -62,12 +64,20 @@ def test_fourth_held_out_set_does_not_regress() -> None:
     assert result["recall"] >= 78 / 85 and result["fp_rate"] <= 0.05
 
 
-def test_fifth_held_out_set_does_not_regress() -> None:
-    """Written before round 5 and never tuned on: floors at its measured 88/102 and 5/64,
-    below the recall target and above the false-positive one (README)."""
+def test_fifth_held_out_set() -> None:
+    """Written before round 5, measured once then; tuned on in round 6 (README)."""
     assert len(HOLDOUT5_SECRETS) >= 80 and len(HOLDOUT5_HARMLESS) >= 60
     result = evaluate(secrets=HOLDOUT5_SECRETS, harmless=HOLDOUT5_HARMLESS)
-    assert result["recall"] >= 88 / 102 and result["false_positives"] <= 5
+    assert result["recall"] >= 0.95, [c.kind for c in result["missed"]]  # type: ignore[attr-defined]
+    assert result["fp_rate"] <= 0.05, [c.text for c in result["flagged"]]  # type: ignore[attr-defined]
+
+
+def test_sixth_held_out_set_does_not_regress() -> None:
+    """Written before round 6 and never tuned on: floors at the figures measured at its end,
+    without naming its cases (README)."""
+    assert len(HOLDOUT6_SECRETS) >= 80 and len(HOLDOUT6_HARMLESS) >= 60
+    result = evaluate(secrets=HOLDOUT6_SECRETS, harmless=HOLDOUT6_HARMLESS)
+    assert result["found"] >= FLOOR6_FOUND and result["false_positives"] <= FLOOR6_FLAGGED
 
 
 @pytest.mark.parametrize("case", SECRETS, ids=[f"{i}-{c.kind}" for i, c in enumerate(SECRETS)])

@@ -29,6 +29,7 @@ from llama_kb.ingest.guards._evidence import is_encrypted, shape_score
 __all__ = [
     "ContextFinding",
     "context_findings",
+    "identifier_words",
     "keyed_as_not_secret",
     "qualified_before",
     "word_strength",
@@ -91,6 +92,9 @@ _WEAK_WORDS = {
     "connect": "password",
     "connection": "password",
     "hmac": "key",
+    # networks named before their pass phrase: ``wifi: Guest / ...``
+    "wifi": "password",
+    "wlan": "password",
 }
 _NOT_COMPOUND = frozenset(
     {"bypass", "compass", "surpass", "trespass", "overpass", "underpass", "multipass", "oauth"}
@@ -109,6 +113,8 @@ _NOT_SECRET = frozenset(
     | {"placeholder", "example", "sample", "dummy", "generator", "rotation", "policies"}
     # tokens that page or identify requests, not authenticate: NextToken, ChangeToken
     | {"next", "page", "pagination", "continuation", "cursor", "change", "idempotency", "arn"}
+    # values stored sealed: safe to publish
+    | {"encrypted", "sealed", "cipher", "ciphertext"}
 )
 # Lines without any credential word (or a part of one) are skipped cheaply.
 _HINT = re.compile(
@@ -170,7 +176,7 @@ def word_strength(identifier: str) -> tuple[int, str]:
     The identifier is split into words (``DD_APP_KEY``, ``kMapsKey``, ``wpa_passphrase``);
     a word that says the identifier names something else (``password_hash``) gives 0.
     """
-    words = _words(identifier)
+    words = identifier_words(identifier)
     if any(w in _NOT_SECRET for w in words):
         return 0, ""
     best, kind, weak = 0, "", 0
@@ -184,7 +190,7 @@ def word_strength(identifier: str) -> tuple[int, str]:
     return best, kind
 
 
-def _words(identifier: str) -> list[str]:
+def identifier_words(identifier: str) -> list[str]:
     """``DD_APP_KEY`` -> ``dd app key``; ``kMapsKey`` -> ``k maps key``; ``OAuth`` one word."""
     return [w.lower() for w in _SPLIT.findall(_OAUTH.sub("Oauth", identifier)) if not w.isdigit()]
 
@@ -199,8 +205,8 @@ def _strength(word: str) -> tuple[int, str]:
     for suffix, named in _STRONG_SUFFIXES:
         if word.endswith(suffix) and len(word) > len(suffix):
             return _STRONG, named
-    if word.endswith("pass") and len(word) > 4:
-        return _WEAK, "password"
+    if (word.endswith("pass") and len(word) > 4) or (word.endswith("login") and len(word) > 5):
+        return _WEAK, "password"  # requirepass, sp_addlogin
     if word.endswith("key") and word[:-3] in {"api", "secret", "private", "access", "signing"}:
         return _STRONG, "api_key"
     return 0, ""
@@ -232,9 +238,11 @@ def _word_contexts(number: int, line: str, following: str) -> Iterator[ContextFi
         if before:
             yield ContextFinding(number, kind, *before)
         if re.search(r"\w", rest):
-            found = _value_after(rest, strength)
+            # ``access_token$production$...``: a ``$`` right after the word joins its value
+            shift = match.end() + (rest[:1] == "$" and rest[1:2].isalpha())
+            found = _value_after(line[shift : match.end() + len(rest)], strength)
             if found:
-                yield ContextFinding(number, kind, match.end() + found[0], match.end() + found[1])
+                yield ContextFinding(number, kind, shift + found[0], shift + found[1])
         elif following:  # the word ends its line: the value is the next line
             found = _value_after(following[:_WINDOW_CHARS], strength, max_fillers=0)
             if found:
@@ -252,7 +260,7 @@ def keyed_as_not_secret(line: str, start: int) -> bool:
     key = _KEY_BEFORE.search(line[max(0, start - 48) : start])
     if key is None:
         return False
-    return bool(_NOT_SECRET.intersection(_words(key.group(1))))
+    return bool(_NOT_SECRET.intersection(identifier_words(key.group(1))))
 
 
 def _value_before(line: str, start: int, strength: int) -> tuple[int, int] | None:

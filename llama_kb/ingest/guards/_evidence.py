@@ -38,6 +38,10 @@ _UUID_INSIDE = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9
 _NUMERIC = re.compile(r"^(?:[\d\W_]|(?<=\d)[TZ])+$")
 # Values encrypted for storage (SOPS, jasypt, Ansible Vault, sealed secrets): safe to publish.
 _ENCRYPTED = re.compile(r"^(?:ENC[\[(]|\$ANSIBLE_VAULT|!vault\b|vault:v\d:)")
+_GROUPED_LETTERS = re.compile(r"^[a-z]{4}(?:-[a-z]{4}){3}$")
+_VOWEL = re.compile("[aeiouy]")
+# A short piece mixing cases with a digit before a letter is random (``y3Qp``), not a word.
+_RANDOM_PIECE = re.compile(r"^(?=.*[a-z])(?=.*[A-Z]).{0,4}\d[A-Za-z].{0,4}$")
 _BASE64 = re.compile(r"^[A-Za-z0-9+/]+={0,2}$")
 _MAX_LENGTH = 200  # longer values are blobs (certificates, encrypted data, images)
 
@@ -63,6 +67,8 @@ def shape_score(value: str) -> int:
         return 0
     if _HEX.match(value):  # digests and ids are hex too: only long ones count
         return RANDOM if len(value) >= 32 and any(c.isalpha() for c in value) else 0
+    if _GROUPED_LETTERS.match(value) and any(not _VOWEL.search(g) for g in value.split("-")):
+        return _PASSWORD  # an app password: four groups of random letters
     if all(c.isalpha() or c in "-_./" for c in value):  # words, names, paths: random if long
         random_letters = value.isalpha() and len(value) >= 16 and not is_word(value)
         random_letters = random_letters and not is_name(value)  # SSOCredentialFetcher
@@ -86,6 +92,8 @@ def is_name(value: str) -> bool:
     groups of digits.
     """
     if not _NAME.match(value):
+        return False
+    if any(len(p) <= 6 and _RANDOM_PIECE.match(p) for p in re.split(r"[-_./]", value)):
         return False
     pieces = _PIECES.findall(value)
     words = [p for p in pieces if not p.isdigit()]

@@ -10,7 +10,8 @@ looks like a secret (:func:`~._values.looks_secret`):
 * fixed-field files: ``.pgpass`` lines and Postfix ``sasl_passwd`` maps;
 * calls whose argument is a password by definition (``NetworkCredential(user, password)``,
   ``ConvertTo-SecureString "..."``);
-* prose: ``the admin password is ...``, ``password is: ...``, ``admin / <password>``.
+* prose: ``the admin password is ...``, ``password is: ...``, ``admin / <password>``, and
+  the same with the verb of four more languages (``le mot de passe du serveur est ...``).
 """
 
 from __future__ import annotations
@@ -63,8 +64,9 @@ _CALLS: tuple[re.Pattern[str], ...] = (
 # "the staging admin password is <value>": a credential noun, a few words, "is", the value.
 _PROSE: tuple[re.Pattern[str], ...] = (
     re.compile(
-        r"\b(?:password|passwd|passphrase|pwd|pw|secret|token|key|api[ _-]?key|access[ _-]?key)"
-        r"\b[^.\n:=]{0,40}?\s(?:is|was)\s*:?\s+(?P<value>\S+)",
+        r"\b(?:password|passwd|passphrase|pwd|pw|secret|token|key|api[ _-]?key|access[ _-]?key|"
+        r"mot de passe|passwort|kennwort|contrase[ñn]a)"
+        r"\b[^.\n:=]{0,40}?\s(?:is|was|est|ist|lautet|es|era)\s*:?\s+(?P<value>\S+)",
         re.IGNORECASE,
     ),
     # "log in with admin / <password>" (a digit: "root / KB_FILE" is a path in code)

@@ -1,6 +1,6 @@
 """Secret detection on text: vendor formats, credential assignments, evidence, detect-secrets.
 
-:class:`SecretScanner` combines five detectors and reports :class:`SecretFinding` objects
+:class:`SecretScanner` combines six detectors and reports :class:`SecretFinding` objects
 (line, type, character span) that never carry the secret itself:
 
 * :data:`PATTERNS`, precise expressions for token and key-file formats (AWS, GitHub, OpenAI
@@ -24,6 +24,10 @@
   within a short window by a value whose shape scores as a secret
   (:mod:`~llama_kb.ingest.guards._evidence`), and table columns whose header names a
   credential; reported as the kind of word (``password``, ``token``, ``key``...);
+* :mod:`~llama_kb.ingest.guards._positional`: credentials given by position with no word
+  before them (a password piped to ``sudo -S``, the argument after ``/user:``, login-call
+  arguments, ``log in as <user> with <value>``, webhook paths, app passwords, seed
+  phrases), reported as ``positional_credential``;
 * :mod:`~llama_kb.ingest.guards._tokens`: unkeyed tokens with a vendor-like shape (short
   lower-case prefix, separator, long random body), reported as ``prefixed_token``;
 * the line-based plugins of ``detect-secrets`` (GitLab, Slack, Twilio, JWT, private keys,
@@ -32,7 +36,9 @@
 
 Where two find the same secret the earlier detector's name wins, so names stay stable;
 detect-secrets types are snake-cased (``stripe_access_key``). Placeholders, references
-(``${X}``, ``{{ x }}``), hashes, UUIDs and ``data:`` URIs are not reported.
+(``${X}``, ``{{ x }}``), hashes, UUIDs and ``data:`` URIs are not reported, nor any value
+the text calls hashed, public, a fingerprint, encrypted or sealed
+(:mod:`~llama_kb.ingest.guards._negative`, applied to every detector but the vendor formats).
 """
 
 from __future__ import annotations
@@ -44,7 +50,10 @@ from dataclasses import astuple, dataclass
 
 from llama_kb.ingest.guards._assignments import assignment_spans, is_placeholder, is_word
 from llama_kb.ingest.guards._context import context_findings, qualified_before
+from llama_kb.ingest.guards._negative import negated
+from llama_kb.ingest.guards._positional import positional_spans
 from llama_kb.ingest.guards._tokens import vendor_token_spans
+from llama_kb.ingest.guards._values import is_public
 
 __all__ = ["CREDENTIAL_WORDS", "PATTERNS", "SecretFinding", "SecretScanner", "SensitivePattern"]
 
@@ -154,6 +163,7 @@ _NOT_SECRET_KEY = re.compile(
     re.IGNORECASE,
 )
 _ASSIGNMENT = "credential_assignment"
+_POSITIONAL = "positional_credential"
 _ENTROPY_TYPES = frozenset({"base64_high_entropy_string", "hex_high_entropy_string"})
 # detect-secrets plugins left out: public IPs are not credentials, hex strings are hashes, and
 # keyword assignments are found by ``_assignments`` (the plugin flags ``secrets: Config`` in code).
@@ -206,13 +216,19 @@ class SecretScanner:
         for n, line in candidates:
             _keep_disjoint(found, _pattern_findings(n, line))
             spans = assignment_spans(line)
-            _keep_disjoint(found, (SecretFinding(n, _ASSIGNMENT, s, e) for s, e in spans))
-        _keep_disjoint(found, (SecretFinding(*astuple(f)) for f in context_findings(lines)))
+            keyed = (SecretFinding(n, _ASSIGNMENT, s, e) for s, e in spans)
+            _keep_disjoint(found, _affirmed(lines, keyed))
+        evidence = (SecretFinding(*astuple(f)) for f in context_findings(lines))
+        _keep_disjoint(found, _affirmed(lines, evidence))
+        for n, line in enumerate(lines, 1):
+            spans = positional_spans(line)
+            _keep_disjoint(found, (SecretFinding(n, _POSITIONAL, s, e) for s, e in spans))
         for n, line in candidates:
             tokens = vendor_token_spans(line)
-            _keep_disjoint(found, (SecretFinding(n, "prefixed_token", s, e) for s, e in tokens))
+            prefixed = (SecretFinding(n, "prefixed_token", s, e) for s, e in tokens)
+            _keep_disjoint(found, _affirmed(lines, prefixed))
         if candidates:
-            _keep_disjoint(found, self._plugin_findings(candidates))
+            _keep_disjoint(found, _affirmed(lines, self._plugin_findings(candidates)))
         return sorted(found, key=lambda f: (f.line, f.start, f.type))
 
     def types(self, text: str) -> list[str]:
@@ -250,6 +266,7 @@ class SecretScanner:
             start = line.find(value) if value else -1
             if (
                 is_placeholder(value)
+                or is_public(value)
                 or (kind in _ENTROPY_TYPES and _harmless_blob(value, line, start))
                 or (kind in _WORD_VALUED and is_word(value))
             ):
@@ -271,6 +288,11 @@ def _pattern_findings(number: int, line: str) -> Iterator[SecretFinding]:
             if is_placeholder(value) or (pattern.name in _WORD_VALUED and is_word(value)):
                 continue
             yield SecretFinding(number, pattern.name, match.start(), match.end())
+
+
+def _affirmed(lines: list[str], findings: Iterator[SecretFinding]) -> Iterator[SecretFinding]:
+    """Findings the text does not call hashed, public or sealed (:mod:`._negative`)."""
+    return (f for f in findings if not negated(lines, f.line, f.start, f.end))
 
 
 def _keep_disjoint(kept: list[SecretFinding], new: Iterator[SecretFinding]) -> None:

@@ -148,7 +148,7 @@ def test_prefixed_random_tokens(line: str, found: bool) -> None:
 
 
 def test_a_context_finding_names_line_and_kind_never_the_value() -> None:
-    text = f"notes\nDas WLAN-Passwort lautet {PASSWORD}"
+    text = f"notes\nDas WLAN-Passwort für Gäste: {PASSWORD}"
     [finding] = SecretScanner().scan(text)
     assert finding.describe() == "line 2: password"
     assert PASSWORD not in finding.describe()

@@ -1,0 +1,69 @@
+"""Negative evidence: a value the text itself says is hashed, public, a fingerprint or encrypted.
+
+The evidence layer (:mod:`._context`) weighs these words before it reports anything; the
+older layers (the keyed rule of :mod:`._assignments`, detect-secrets' entropy plugin and the
+prefixed-token shape) did not. :func:`negated` lets the scanner drop their findings when:
+
+* a word of the few identifiers just before the value says what it is not
+  (``HashedControlPassword 16:...``, ``key fingerprint is SHA256:...``,
+  ``server_public_key = ...``, ``sealed_api_key: ...``);
+* the value starts with an encryption marker (``ENC[``, ``$ANSIBLE_VAULT``, ``vault:v1:``);
+* the enclosing block's key says so (``encryptedData:`` above ``password: AgB...``);
+* the line is a public JSON Web Key (``"kty"`` without a private member such as ``"d"``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from llama_kb.ingest.guards._context import identifier_words
+from llama_kb.ingest.guards._evidence import is_encrypted
+
+__all__ = ["negated"]
+
+# Words saying that a value is not a usable secret: a digest, a public half, sealed data.
+# Algorithm names (``sha256``) are not among them: an HMAC key follows them too.
+NEGATIVE = frozenset(
+    {"hash", "hashed", "hashes", "digest", "checksum", "fingerprint", "fingerprints"}
+    | {"public", "pub", "encrypted", "sealed", "cipher", "ciphertext", "encrypt"}
+)
+_IDENTS_BEFORE = 3
+_CHARS_BEFORE = 48
+_IDENT = re.compile(r"[^\W\d][\w.-]*")
+_PARENT = re.compile(r"^[ \t]*-?[ \t]*['\"]?(?P<key>[^\W\d][\w.-]*)['\"]?[ \t]*:[ \t]*$")
+# SQL's ``ENCRYPTED PASSWORD '...'`` gives a plain password, which the server stores hashed.
+_SQL_CLAUSE = re.compile(r"\bencrypted\s+password\b", re.IGNORECASE)
+_JWK_PRIVATE = re.compile(r"['\"](?:d|p|q|dp|dq|qi|k)['\"]\s*:")
+_PARENT_LINES = 12
+
+
+def negated(lines: Sequence[str], number: int, start: int, end: int) -> bool:
+    """Whether the value at ``start:end`` of line ``number`` (1-based) is said not secret."""
+    line = lines[number - 1] if 0 < number <= len(lines) else ""
+    value = line[start:end].strip("'\"` ")
+    if is_encrypted(value):
+        return True
+    before = _SQL_CLAUSE.sub(" ", line[max(0, start - _CHARS_BEFORE) : start])
+    idents = _IDENT.findall(before)[-_IDENTS_BEFORE:]
+    if any(NEGATIVE.intersection(identifier_words(i)) for i in idents):
+        return True
+    if '"kty"' in line and not _JWK_PRIVATE.search(line):
+        return True
+    return _parent_negated(lines, number)
+
+
+def _parent_negated(lines: Sequence[str], number: int) -> bool:
+    """Whether a less-indented ``key:`` line above (the block's key) is a negative word."""
+    if number < 2:
+        return False
+    line = lines[number - 1]
+    indent = len(line) - len(line.lstrip(" \t"))
+    for above in reversed(lines[max(0, number - 1 - _PARENT_LINES) : number - 1]):
+        if not above.strip():
+            continue
+        depth = len(above) - len(above.lstrip(" \t"))
+        if depth < indent:
+            parent = _PARENT.match(above)
+            return bool(parent and NEGATIVE.intersection(identifier_words(parent["key"])))
+    return False
