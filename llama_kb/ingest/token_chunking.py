@@ -5,8 +5,10 @@ over the budget, sentences (prose) or lines (code, i.e. segments with a ``symbol
 ``language`` in their metadata), then lines, then words; a single word longer than the
 budget is cut by characters. A segment that fits the budget is one chunk, never split.
 A longer one is packed into the fewest chunks of at most the budget, cut near equal sizes
-(no small leftover tail); each chunk after the first starts with the last whole units of
-the previous one, the fewest that reach ``overlap`` tokens (at most half the budget).
+(no small leftover tail, and no last chunk that would only repeat the overlap: the rest of
+a segment that fits the budget stays in the current chunk); each chunk after the first starts
+with the last whole units of the previous one, the fewest that reach ``overlap`` tokens (at
+most half the budget).
 
 The budget is the chunk size (capped at the model window) minus the tokens of the title,
 which :func:`~llama_kb.ingest.pipeline.embedding_text` may put in front of a chunk. WordPiece
@@ -129,7 +131,8 @@ class TokenSplitter:
 
         A segment that fits stays one chunk. Otherwise it takes ``n`` chunks, the fewest
         that hold it with the overlap, and each chunk is closed at the unit boundary nearest
-        to an ``n``-th of the text plus the overlap, so no chunk is a small leftover tail.
+        to an ``n``-th of the text plus the overlap, so no chunk is a small leftover tail;
+        past that point a chunk still takes the rest of the segment when all of it fits.
         """
         total = sum(unit.tokens for unit in units)
         if total <= budget:
@@ -139,13 +142,18 @@ class TokenSplitter:
         groups: list[list[_Unit]] = []
         current: list[_Unit] = []
         size = 0
+        rest = total  # tokens of this unit and all that follow
         for unit in units:
             after = size + unit.tokens
-            if current and (after > budget or (after > target and after - target > target - size)):
+            past_target = after > target and after - target > target - size
+            # Past the target, close only if the rest does not fit: a chunk made of the
+            # overlap and a small tail would repeat its neighbour and add little.
+            if current and (after > budget or (past_target and size + rest > budget)):
                 groups.append(current)
                 current, size = self._overlap(current, unit, budget)
             current.append(unit)
             size += unit.tokens
+            rest -= unit.tokens
         groups.append(current)
         return groups
 

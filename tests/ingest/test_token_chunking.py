@@ -115,3 +115,14 @@ def test_overlap_repeats_whole_sentences_longer_than_the_overlap(chunker: Chunke
     for before, after in itertools.pairwise(chunks):
         first_sentence = after.text.split(" ends.")[0] + " ends."
         assert before.text.endswith(first_sentence)
+
+
+def test_the_rest_of_a_passage_that_fits_is_not_a_chunk_of_its_own(chunker: Chunker) -> None:
+    # Else the last chunk would repeat the previous chunk's overlap and add a sentence or two.
+    for count in (18, 21):  # cut into four chunks before, the last one mostly overlap
+        text = _sentences(count, 4)
+        chunks = chunker(_doc(text))
+        counts = chunker.counter.count_batch([embedding_text(c) for c in chunks])
+        assert len(chunks) == 3 and max(counts) <= 254
+        rest_from_second_last = text[chunks[-2].metadata["start_char"] :]
+        assert chunker.counter.count(f"Doc\n{rest_from_second_last}") > 254
