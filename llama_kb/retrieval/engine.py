@@ -250,6 +250,7 @@ class ContextEngine:
         if plan.view is not None and chunks:
             linked = link_query(plan.query, plan.view, self._fuzzy, partial(self._degrade, plan))
             plan.entity_ids = [entry["id"] for entry in linked]
+            plan.linked_surfaces = [str(entry.get("surface") or "") for entry in linked]
             plan.trace["linked_entities"] = linked
         plan.trace["linking_ms"] = _ms(started)
         started = plan.stages.add("linking", started, out=len(plan.entity_ids))

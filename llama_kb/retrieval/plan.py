@@ -34,6 +34,8 @@ class QueryPlan:
     empty: bool = False
     """The knowledge base holds no chunks."""
     entity_ids: list[str] = field(default_factory=list)
+    linked_surfaces: list[str] = field(default_factory=list)
+    """The query's words that linked ``entity_ids`` (as written in the query)."""
     query_vector: list[float] | None = None
     classification: Classification | None = None
     trace: dict[str, Any] = field(default_factory=dict)

@@ -145,8 +145,7 @@ def base_share(plan: QueryPlan, ranking: RankingConfig) -> float:
     bridges are described, not named, so a walk from those names knows less), else
     ``base_share``."""
     words = lexical_tokens(plan.query)
-    linked = plan.trace.get("linked_entities", [])
-    named = {w for entry in linked for w in lexical_tokens(str(entry.get("surface") or ""))}
+    named = {w for surface in plan.linked_surfaces for w in lexical_tokens(surface)}
     described = sum(w not in named for w in words) / max(len(words), 1)
     if described >= ranking.described_threshold:
         return ranking.described_base_share

@@ -10,9 +10,9 @@ from llama_kb.retrieval.ranking import base_share
 
 
 def plan(query: str, surfaces: list[str]) -> QueryPlan:
-    linked = [{"id": f"entity:{s}", "name": s, "surface": s} for s in surfaces]
     made = QueryPlan(query, QueryOptions(), time.perf_counter())
-    made.trace["linked_entities"] = linked
+    made.entity_ids = [f"entity:{s}" for s in surfaces]
+    made.linked_surfaces = list(surfaces)
     return made
 
 
