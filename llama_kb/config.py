@@ -168,6 +168,8 @@ class RankingConfig(_Model):
         refine_from_top: Top chunks whose documents seed the hybrid graph deep-dive.
         ppr_damping: Follow probability of the Personalized PageRank.
         ppr_iterations: Most PageRank iterations.
+        ppr_prune: Each PageRank step drops entries below this share of its largest one, so
+            the walk reads only the neighbourhoods that still hold mass.
         title_pull: How much more a name leads to its own document than to mentions of it.
         name_similarity: Lowest cosine that links a query span to a graph name by embedding.
         fact_proximity_weight: Weight of graph proximity in a fact's score.
@@ -198,7 +200,8 @@ class RankingConfig(_Model):
     coverage_bonus: float = Field(default=0.1, ge=0)
     refine_from_top: int = Field(default=3, ge=0)
     ppr_damping: float = Field(default=0.7, gt=0, lt=1)
-    ppr_iterations: int = Field(default=15, gt=0)
+    ppr_iterations: int = Field(default=10, gt=0)
+    ppr_prune: float = Field(default=0.01, ge=0, lt=1)
     title_pull: float = Field(default=100.0, gt=0)
     name_similarity: float = Field(default=0.85, ge=0, le=1)
     fact_proximity_weight: float = Field(default=0.3, ge=0)

@@ -52,6 +52,7 @@ from llama_kb.retrieval.payload import FusedContext
 from llama_kb.retrieval.rerank import Reranker
 from llama_kb.stores.chroma_vector import ChromaChunkStore
 from llama_kb.stores.graph import KBGraphStore
+from llama_kb.stores.phrase_vectors import open_phrase_vectors
 from llama_kb.types import IngestReport, SearchHit
 
 if TYPE_CHECKING:  # the LlamaIndex face sits above the facade; imported only when asked for
@@ -84,14 +85,17 @@ class KnowledgeBase:
         self.vectors = vectors
         self.graph = graph
         self.manifest = manifest
+        fingerprint = json.dumps(embedding_fingerprint(embedding), sort_keys=True)
+        self._phrases = open_phrase_vectors(config.path.expanduser(), fingerprint)
         self.engine = ContextEngine(
             vectors, graph, embedding, defaults=config.retrieval, ranking=config.ranking,
             cache_size=config.cache_size, require_principal=config.access.require_principal,
-            reranker=reranker,
+            reranker=reranker, phrases=self._phrases,
         )  # fmt: skip
         self._pipeline = IngestionPipeline(
             manifest, vectors, graph, embedding, config.chunking, extractors,
             limits=config.limits, secrets=config.secrets, search_index=self.engine.search_index,
+            phrases=self._phrases,
         )  # fmt: skip
         self._knowledge: KnowledgeStore | None = None
         if has_pieces_collection(vectors, config.collection):  # pieces join kb.retrieve
@@ -171,6 +175,8 @@ class KnowledgeBase:
             self._knowledge.close()
         self.manifest.close()
         self.graph.close()
+        if self._phrases is not None:
+            self._phrases.close()
 
     def __enter__(self) -> KnowledgeBase:
         return self

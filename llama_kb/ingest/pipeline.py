@@ -40,6 +40,7 @@ from llama_kb.ingest.sources.protocol import FilesAdapter
 from llama_kb.ingest.vector_reuse import StoredVectors, text_key
 from llama_kb.stores.chroma_vector import ChromaChunkStore
 from llama_kb.stores.graph import KBGraphStore
+from llama_kb.stores.phrase_vectors import PhraseVectors
 from llama_kb.stores.search import SearchIndex
 from llama_kb.types import IngestFailure, IngestReport, SourceDocument, TextChunk
 
@@ -68,6 +69,8 @@ class IngestionPipeline:
         secrets: Secret scanning modes (default :class:`SecretsConfig`).
         search_index: The lookups linking uses (default: the graph store's own); the
             knowledge base passes its engine's, which server stores need.
+        phrases: Where the relation phrases of new facts get their vectors, so that
+            queries read them instead of embedding them.
     """
 
     def __init__(
@@ -81,6 +84,7 @@ class IngestionPipeline:
         limits: LimitsConfig | None = None,
         secrets: SecretsConfig | None = None,
         search_index: SearchIndex | None = None,
+        phrases: PhraseVectors | None = None,
     ) -> None:
         index = search_index or getattr(graph, "search_index", None)
         if index is None:
@@ -102,6 +106,7 @@ class IngestionPipeline:
         ).hexdigest()[:16]
         self.planner = Planner(manifest, self._fingerprint, self.limits, self.secrets)
         self.stored_vectors = StoredVectors(vectors)
+        self.phrases = phrases
 
     def run(
         self,
@@ -318,6 +323,10 @@ class IngestionPipeline:
             rel.properties.setdefault(ACCESS_FIELD, chunk_access.get(rel.source_id, PUBLIC))
         self.graph.upsert_nodes(owned + self._missing(extracted, {n.id for n in owned}))
         self.graph.upsert_relations(relations)
+        if self.phrases is not None:
+            phrases = (n.properties.get("predicate") for n in owned if n.label == gm.FACT)
+            embed = self.embedding.get_text_embedding_batch
+            self.phrases.ensure((p for p in phrases if isinstance(p, str)), embed)
         self.manifest.mark_ready([(d.doc_id, w.hashes[d.doc_id], len(cs)) for w, d, cs in batch])
         for work, doc, _ in batch:
             (report.added if doc.doc_id in work.new_ids else report.updated).append(doc.doc_id)

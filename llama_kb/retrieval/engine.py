@@ -53,6 +53,7 @@ from llama_kb.retrieval.query_linking import link_query
 from llama_kb.retrieval.rerank import Reranker
 from llama_kb.stores.chroma_vector import ChromaChunkStore
 from llama_kb.stores.graph import KBGraphStore
+from llama_kb.stores.phrase_vectors import PhraseVectors
 from llama_kb.stores.search import SearchIndex, restricted
 from llama_kb.types import Route, SearchHit
 
@@ -73,6 +74,8 @@ class ContextEngine:
             the cache.
         require_principal: Refuse queries without a principal (else they read public records).
         reranker: Reorders the best ``ranking.rerank_depth`` fused passages (:mod:`.rerank`).
+        phrases: Fact relation-phrase vectors stored at ingest; without it, fact ranking
+            embeds the phrases it has not met in this process.
     """
 
     def __init__(
@@ -86,6 +89,7 @@ class ContextEngine:
         cache_size: int = 256,
         require_principal: bool = False,
         reranker: Reranker | None = None,
+        phrases: PhraseVectors | None = None,
     ) -> None:
         self.vectors = vectors
         self.graph = graph
@@ -98,7 +102,7 @@ class ContextEngine:
             own if own is not None else MemorySearchIndex(vectors, graph)
         )
         self._fuzzy = FuzzyNameLinker(embedding, self.ranking.name_similarity)
-        self.fact_ranker = FactRanker(embedding, self.ranking)
+        self.fact_ranker = FactRanker(embedding, self.ranking, phrases)
         self.cache = QueryCache(cache_size)
         self.require_principal = require_principal
         self._reranker = reranker

@@ -43,6 +43,7 @@ from llama_kb.retrieval import explain_facts
 from llama_kb.retrieval.index import Candidates
 from llama_kb.retrieval.lexical import STOPWORDS, lexical_tokens
 from llama_kb.retrieval.payload import Fact
+from llama_kb.stores.phrase_vectors import PhraseVectors, unit
 from llama_kb.types import SearchHit
 
 logger = logging.getLogger(__name__)
@@ -115,11 +116,15 @@ class FactRanker:
     Args:
         embedding: Embeds relation phrases (the same model as the query vector).
         ranking: Weights and constants.
+        phrases: Relation-phrase vectors stored at ingest (embedded here when missing).
     """
 
-    def __init__(self, embedding: Any, ranking: RankingConfig) -> None:
+    def __init__(
+        self, embedding: Any, ranking: RankingConfig, phrases: PhraseVectors | None = None
+    ) -> None:
         self.embedding = embedding
         self.ranking = ranking
+        self.phrases = phrases
         self._phrases: dict[str, np.ndarray] = {}
         self._lock = threading.Lock()
 
@@ -232,16 +237,22 @@ class FactRanker:
     ) -> list[float]:
         if query_vector is None or self.ranking.fact_embedding_weight == 0:
             return [0.0] * len(phrases)
-        missing = list(dict.fromkeys(p for p in phrases if p not in self._phrases))
+        known = ((p, self._phrases.get(p)) for p in dict.fromkeys(phrases))
+        vectors = {p: v for p, v in known if v is not None}
+        missing = [p for p in dict.fromkeys(phrases) if p not in vectors]
         if missing:
-            vectors = self.embedding.get_text_embedding_batch(missing)
+            embed = self.embedding.get_text_embedding_batch
+            if self.phrases is not None:  # stored at ingest; embedded here only if not
+                found = self.phrases.ensure(missing, embed)
+            else:
+                found = {p: unit(v) for p, v in zip(missing, embed(missing), strict=True)}
+            vectors.update(found)
             with self._lock:
-                if len(self._phrases) + len(missing) > _CACHE_LIMIT:
+                if len(self._phrases) + len(found) > _CACHE_LIMIT:
                     self._phrases.clear()
-                for phrase, vector in zip(missing, vectors, strict=True):
-                    self._phrases[phrase] = _unit(vector)
-        q = _unit(query_vector)
-        return [max(0.0, float(self._phrases[p] @ q)) for p in phrases]
+                self._phrases.update(found)
+        q = unit(query_vector)
+        return [max(0.0, float(vectors[p] @ q)) for p in phrases]
 
 
 def select_facts(
@@ -357,9 +368,3 @@ def _text_words(fact: Fact) -> set[str]:
 
 def _overlap(words: set[str], found: set[str]) -> float:
     return len(words & found) / len(words) if words else 0.0
-
-
-def _unit(vector: Sequence[float]) -> np.ndarray:
-    array = np.asarray(vector, dtype=float)
-    norm = float(np.linalg.norm(array))
-    return array / norm if norm > 0 else array

@@ -89,7 +89,12 @@ def rank_graph(
         name_seeds = {e: 1.0 / len(name_seeds) for e in name_seeds}
     started = time.perf_counter()
     walk = personalized_pagerank(
-        local, chunk_seeds, name_seeds, ranking.ppr_damping, ranking.ppr_iterations
+        local,
+        chunk_seeds,
+        name_seeds,
+        ranking.ppr_damping,
+        ranking.ppr_iterations,
+        ranking.ppr_prune,
     )
     seeds = {"entities": len(name_seeds), "hits": len(chunk_seeds)}
     plan.trace.setdefault("retrievers", {})["graph"] = {

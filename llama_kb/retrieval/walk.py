@@ -10,7 +10,8 @@ they belong to (``PART_OF``) and mention. A walk alternates chunk -> name -> chu
   normalised by the name's *stored* totals (``name_stats``), so capping a hub's chunk list
   loses only the mass of the chunks left out, it does not inflate the rest.
 
-Scores are sparse: each step keeps the entries above ``prune`` times the step's largest, and
+Scores are sparse: each step keeps the entries above ``prune`` times the step's largest (1 %
+by default: on both shared sets, 1e-4 read ~10x more of the graph for the same recall), and
 only the neighbourhoods of nodes that hold mass are read from the store (at most
 ``cap`` chunks per name, its own first). The cost follows the seeds' neighbourhood, never the
 corpus or a hub's full degree.
@@ -27,7 +28,8 @@ from llama_kb.stores.search import NameStats, SearchIndex
 TITLE_PULL = 100.0
 NAME_CAP = 64
 """Chunks read per name (its own first): a hub's long tail of mentions carries little mass."""
-PRUNE = 1e-4
+PRUNE = 0.01
+"""Default share of a step's largest entry below which an entry is dropped."""
 
 
 @dataclass
