@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from llama_kb import graph_model as gm
 from llama_kb.retrieval.fact_ranking import FactRanker, select_facts
 from llama_kb.retrieval.facts import graph_facts
 from llama_kb.retrieval.payload import Fact
@@ -26,22 +27,28 @@ TRAVERSAL_SHARE = 3
 
 
 def traverse(graph: Any, plan: QueryPlan, seeds: Sequence[str], degrade: Degrade) -> list[Fact]:
-    """Facts around ``seeds`` within the traversal budget (none on the semantic route)."""
+    """Facts around ``seeds`` within the traversal budget (none on the semantic route, and
+    none read when the store holds only structural relations that the query does not want)."""
     assert plan.classification is not None
     if plan.view is None or plan.classification.label is Route.SEMANTIC or not seeds:
         return []
     started = time.perf_counter()
     opts = plan.options
     try:
-        facts = graph_facts(
-            graph,
-            plan.view,
-            seeds,
-            opts.max_cost,
-            opts.max_hops,
-            opts.max_nodes,
-            opts.max_facts * TRAVERSAL_SHARE,
-        )
+        if not opts.include_structural and not plan.view.index.has_relations_besides(
+            gm.STRUCTURAL_RELATIONS
+        ):  # all a traversal could reach is structural, which is not returned
+            facts = []
+        else:
+            facts = graph_facts(
+                graph,
+                plan.view,
+                seeds,
+                opts.max_cost,
+                opts.max_hops,
+                opts.max_nodes,
+                opts.max_facts * TRAVERSAL_SHARE,
+            )
     except Exception as e:
         degrade("graph", e)
         facts = []

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -115,6 +115,10 @@ class MemorySearchIndex:
                     time.perf_counter() - started,
                 )
             return self._tables
+
+    def has_relations_besides(self, types: Collection[str]) -> bool:
+        """Always ``True``: the in-memory tables keep no relation types."""
+        return True
 
     def chunk_count(self) -> int:
         """Number of chunks."""

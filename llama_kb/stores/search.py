@@ -15,7 +15,7 @@ in-memory index rebuilt when the store's revision moves.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -113,6 +113,11 @@ class SearchIndex(Protocol):
 
     def chunk_records(self, chunk_ids: Sequence[str]) -> dict[str, tuple[str, dict[str, Any]]]:
         """Chunk id -> ``(text, metadata)`` for the ids that exist."""
+        ...
+
+    def has_relations_besides(self, types: Collection[str]) -> bool:
+        """Whether some stored relation has a type outside ``types`` (``True`` when unsure);
+        the whole store's answer, whatever the view, so it reveals no more than timing."""
         ...
 
     def facts(

@@ -9,7 +9,7 @@ neighbourhoods a graph walk visits, and ``fact_keys`` plus expression indexes fo
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from typing import Any
 
 from llama_kb.stores import _sqlite_bm25 as bm25
@@ -87,6 +87,23 @@ class SQLiteSearchIndex:
             if self.visible is not None:
                 return bm25.visible_totals(conn, self._keys)[0]
             return int(conn.execute("SELECT value FROM meta WHERE key = 'chunks'").fetchone()[0])
+
+    def has_relations_besides(self, types: Collection[str]) -> bool:
+        """Whether a stored relation has a type outside ``types`` (whatever the view): a seek
+        per distinct type on the type index, stopping at the first one outside."""
+        with self._db.read() as conn:
+            last = ""
+            while True:
+                row = conn.execute(
+                    "SELECT relation_type FROM relations WHERE relation_type > ? "
+                    "ORDER BY relation_type LIMIT 1",
+                    [last],
+                ).fetchone()
+                if row is None:
+                    return False
+                if row[0] not in types:
+                    return True
+                last = row[0]
 
     def metadata_fields(self) -> frozenset[str]:
         """Metadata fields (visible) chunks have had."""

@@ -207,7 +207,22 @@ def test_graph_failure_degrades_to_vector_results(uncached: KnowledgeBase, monke
     assert context.unstructured and not any(f.structural for f in context.structured_facts)
     assert any(d.startswith("graph:") for d in context.degraded)
     with pytest.raises(BackendError, match="traverse failed"):
-        example_kb.retrieve(query, strict=True)
+        example_kb.retrieve(query, include_structural=True, strict=True)
+
+
+def test_traversal_is_skipped_when_it_could_only_reach_structural_edges(
+    uncached: KnowledgeBase, monkeypatch
+):
+    query = "How is the Graph Updater related to the Document Interpreter?"
+    index = uncached.engine.search_index
+    assert not index.has_relations_besides(gm.STRUCTURAL_RELATIONS)
+    monkeypatch.setattr(uncached.graph, "traverse", _fail("traverse"))
+    assert not uncached.retrieve(query).degraded  # nothing to find: not read at all
+    assert uncached.retrieve(query, include_structural=True).degraded  # wanted: read
+    a, b = (e["id"] for e in uncached.retrieve(query).trace["linked_entities"][:2])
+    uncached.graph.upsert_relations([gm.relation(a, "FEEDS", b, 0.5)])
+    assert index.has_relations_besides(gm.STRUCTURAL_RELATIONS)
+    assert any(d.startswith("graph:") for d in uncached.retrieve(query).degraded)
 
 
 def test_vector_failure_degrades_to_graph_and_lexical(uncached: KnowledgeBase, monkeypatch):
