@@ -38,6 +38,7 @@ from llama_kb.config import QueryOptions, RankingConfig
 from llama_kb.errors import ConfigurationError, LlamaKBError, QueryError
 from llama_kb.retrieval import fact_step, knowledge_step, ranking, rerank
 from llama_kb.retrieval import trace as observe
+from llama_kb.retrieval.background import Pending
 from llama_kb.retrieval.cache import QueryCache, cache_key
 from llama_kb.retrieval.classifier import HeuristicClassifier, QueryClassifier
 from llama_kb.retrieval.fact_ranking import FactRanker
@@ -146,10 +147,7 @@ class ContextEngine:
             return self._from_cache(plan)
         if plan.empty:
             return self._empty(plan)
-        dense = self._dense(plan)
-        lexical = self._lexical(plan)
-        facts = self._facts(plan, plan.entity_ids)
-        return self._finish(plan, dense, lexical, facts)
+        return self._finish(plan, *self._search(plan))
 
     def retrieve_many(self, queries: Sequence[str], **options: Any) -> list[FusedContext]:
         """:meth:`retrieve` for several queries, embedding them in one batch.
@@ -170,10 +168,7 @@ class ContextEngine:
                 results.append(self._empty(plan))
                 continue
             plan.query_vector = None if vector is None else list(vector)
-            dense = self._dense(plan)
-            lexical = self._lexical(plan)
-            facts = self._facts(plan, plan.entity_ids)
-            results.append(self._finish(plan, dense, lexical, facts))
+            results.append(self._finish(plan, *self._search(plan)))
         return results
 
     @observe.span
@@ -283,6 +278,15 @@ class ContextEngine:
             return cache_key(plan.query, plan.options, index.revision, plan.access)
         except Exception:
             return None
+
+    def _search(
+        self, plan: QueryPlan
+    ) -> tuple[list[SearchHit], list[tuple[str, float]], list[Fact]]:
+        """Dense hits (in a thread), lexical hits and traversed facts of ``plan``."""
+        dense = Pending(self._dense, plan)
+        lexical = self._lexical(plan)
+        facts = self._facts(plan, plan.entity_ids)
+        return dense.result(), lexical, facts
 
     def _dense(self, plan: QueryPlan) -> list[SearchHit]:
         started = time.perf_counter()
