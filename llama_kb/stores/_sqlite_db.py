@@ -17,11 +17,11 @@ from pathlib import Path
 
 from llama_kb.errors import BackendError
 from llama_kb.stores._sqlite_access import ACCESS_SCHEMA
-from llama_kb.stores._sqlite_index import SEARCH_SCHEMA, upgrade
+from llama_kb.stores._sqlite_index import NAME_VOCAB, SEARCH_SCHEMA, upgrade
 
 logger = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 """Stored in ``PRAGMA user_version``; bumped whenever the table layout changes."""
 
 
@@ -62,6 +62,7 @@ _SCHEMA = (
     "INSERT INTO meta(key, value) VALUES ('revision', 0)",
     *SEARCH_SCHEMA,
     *ACCESS_SCHEMA,
+    NAME_VOCAB,
     f"PRAGMA user_version = {SCHEMA_VERSION}",
 )
 
@@ -202,7 +203,7 @@ class SQLiteDatabase:
                 for statement in _SCHEMA:
                     conn.execute(statement)
                 logger.info("created SQLite graph store %s (schema %d)", self._path, SCHEMA_VERSION)
-            elif version in (1, 2):
+            elif version in (1, 2, 3):
                 upgrade(conn, version)
                 conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
                 logger.info("upgraded SQLite graph store %s to schema %d", self._path, version)

@@ -113,9 +113,19 @@ SEARCH_SCHEMA = (
 """Schema version 2 additions (version 1 files are upgraded by :func:`upgrade`)."""
 
 
+NAME_VOCAB = "CREATE VIRTUAL TABLE name_vocab USING fts5vocab(name_fts, 'row')"
+"""Schema version 4: how many names hold each trigram (fuzzy linking keeps the rarest)."""
+
+
 def upgrade(conn: sqlite3.Connection, version: int) -> None:
-    """Bring a version-1 or -2 graph file to the current schema, filling the new indexes
-    from its rows."""
+    """Bring a version-1, -2 or -3 graph file to the current schema, filling the new
+    indexes from its rows."""
+    if version < 3:
+        _upgrade_to_3(conn, version)
+    conn.execute(NAME_VOCAB)
+
+
+def _upgrade_to_3(conn: sqlite3.Connection, version: int) -> None:
     if version >= 2:
         conn.execute(
             "INSERT OR REPLACE INTO meta(key, value) SELECT 'chunks', count(*) FROM nodes "

@@ -45,6 +45,8 @@ class SQLiteSearchIndex:
     common_share = 0.1
     """Lexical search skips words found in more than this share of chunks (1.0: none)."""
     keep_rarest = 2
+    rare_grams = 6
+    """Trigrams of a span that fuzzy name lookup matches on (the rarest ones)."""
 
     def __init__(self, db: SQLiteDatabase, visible: frozenset[str] | None = None) -> None:
         self._db = db
@@ -228,15 +230,23 @@ class SQLiteSearchIndex:
         return forms
 
     def similar_names(self, text: str, k: int) -> list[str]:
-        """Names sharing the most character trigrams with ``text`` (FTS5 trigram, BM25)."""
+        """Names sharing the most character trigrams with ``text`` (FTS5 trigram, BM25),
+        matched on the ``rare_grams`` rarest trigrams some name holds: a common one ("the")
+        would make BM25 score most of the names."""
         padded = " ".join(text.split())
         grams = _unique(padded[i : i + 3] for i in range(len(padded) - 2))
         grams = [g for g in grams if g.strip() and '"' not in g]
         if not grams or k <= 0:
             return []
-        match = " OR ".join(f'"{g}"' for g in grams)
         named, access = self._named("n.uri")
         with self._db.read() as conn:
+            if len(grams) > self.rare_grams:  # grams no name holds cannot match: not kept
+                df = {g: _gram_df(conn, g) for g in grams}
+                grams = sorted((g for g in grams if df[g]), key=lambda g: (df[g], g))
+                grams = grams[: self.rare_grams]
+                if not grams:
+                    return []
+            match = " OR ".join(f'"{g}"' for g in grams)
             rows = conn.execute(
                 "SELECT n.uri FROM name_fts JOIN nodes n ON n.rowid = name_fts.rowid "
                 f"WHERE name_fts MATCH ?{named} ORDER BY bm25(name_fts), n.uri LIMIT ?",
@@ -394,6 +404,12 @@ class SQLiteSearchIndex:
 def _vocab_df(conn: Any, word: str) -> int:
     """Chunks holding ``word`` in the whole index."""
     row = conn.execute("SELECT doc FROM chunk_vocab WHERE term = ?", [word]).fetchone()
+    return int(row[0]) if row else 0
+
+
+def _gram_df(conn: Any, gram: str) -> int:
+    """Names holding the trigram ``gram`` (FTS5's trigram tokens are lower case)."""
+    row = conn.execute("SELECT doc FROM name_vocab WHERE term = ?", [gram.lower()]).fetchone()
     return int(row[0]) if row else 0
 
 

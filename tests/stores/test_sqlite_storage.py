@@ -277,3 +277,30 @@ def test_structured_and_vector_queries_are_not_supported(store: SQLitePropertyGr
         store.vector_query(None)  # type: ignore[arg-type]
     assert not store.supports_structured_queries
     assert not store.supports_vector_queries
+
+
+def test_fuzzy_name_lookup_matches_on_rare_trigrams(tmp_path: Path) -> None:
+    from llama_kb import graph_model as gm
+
+    crowd = [f"The {word} of the Theatre" for word in ("Art", "Book", "Lord", "Song", "Time")] * 1
+    crowd += [f"Other {i} the thesis" for i in range(200)]
+    with SQLitePropertyGraphStore(tmp_path / "g.sqlite") as graph:
+        graph.upsert_nodes([gm.entity_node(n) for n in [*crowd, "Nathan Juran"]])
+        index = graph.search_index
+        assert index.similar_names("the Nathan Jurran", 3)[0] == gm.entity_node_id("Nathan Juran")
+        conn = graph.client
+        assert conn.execute("SELECT doc FROM name_vocab WHERE term = 'the'").fetchone()[0] > 200
+
+
+def test_a_version_3_file_gets_the_name_vocabulary(db_path: Path) -> None:
+    from llama_kb import graph_model as gm
+
+    with SQLitePropertyGraphStore(db_path) as store:
+        store.upsert_nodes([gm.entity_node("Douglas Sirk"), gm.entity_node("Paris")])
+    with sqlite3.connect(db_path) as conn:
+        conn.execute("DROP TABLE name_vocab")
+        conn.execute("PRAGMA user_version = 3")
+    with SQLitePropertyGraphStore(db_path) as store:
+        assert store.client.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+        index = store.search_index
+        assert index.similar_names("Duglas Sirk of Paris", 1) == [gm.entity_node_id("Douglas Sirk")]
