@@ -102,7 +102,7 @@ class ContextEngine:
         self.search_index: SearchIndex = (
             own if own is not None else MemorySearchIndex(vectors, graph)
         )
-        self._fuzzy = FuzzyNameLinker(embedding, self.ranking.name_similarity)
+        self._fuzzy = FuzzyNameLinker(embedding, self.ranking.name_similarity, phrases)
         self.fact_ranker = FactRanker(embedding, self.ranking, phrases)
         self.cache = QueryCache(cache_size)
         self.require_principal = require_principal

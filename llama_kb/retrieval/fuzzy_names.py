@@ -3,7 +3,9 @@
 Only used when no graph name matches a query exactly. Candidate names come from the search
 index's trigram lookup (:meth:`~llama_kb.stores.search.SearchIndex.similar_names`), then the
 query's capitalised spans and those candidates are embedded and compared by cosine; name
-vectors are cached (bounded). Nothing is added at ingestion time.
+vectors are cached (bounded) and, with the knowledge base's phrase vectors
+(:mod:`llama_kb.stores.phrase_vectors`), kept on disk, so a name is embedded once; query
+spans are never stored. Nothing is added at ingestion time.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import numpy as np
 from llama_index.core.base.embeddings.base import BaseEmbedding
 
 from llama_kb.names import fold
+from llama_kb.stores.phrase_vectors import PhraseVectors, unit
 from llama_kb.stores.search import SearchIndex
 
 NAME_SIMILARITY = 0.85
@@ -37,9 +40,15 @@ class FuzzyNameLinker:
         threshold: Lowest cosine similarity that links.
     """
 
-    def __init__(self, embedding: BaseEmbedding, threshold: float = NAME_SIMILARITY) -> None:
+    def __init__(
+        self,
+        embedding: BaseEmbedding,
+        threshold: float = NAME_SIMILARITY,
+        phrases: PhraseVectors | None = None,
+    ) -> None:
         self.embedding = embedding
         self.threshold = threshold
+        self.phrases = phrases
         self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -49,14 +58,20 @@ class FuzzyNameLinker:
         names = index.display_names(sorted({n for ids in candidates.values() for n in ids}))
         if not names:
             return []
-        wanted = sorted({name for name in names.values()} - set(self._vectors))
-        vectors = np.asarray(
-            self.embedding.get_text_embedding_batch([*spans, *wanted]), dtype=np.float32
-        )
-        span_vectors = dict(zip(spans, vectors[: len(spans)], strict=True))
+        embed = self.embedding.get_text_embedding_batch
         with self._lock:
-            self._vectors.update(zip(wanted, vectors[len(spans) :], strict=True))
-            known = {name: self._vectors[name] for name in names.values()}
+            known = {n: v for n in names.values() if (v := self._vectors.get(n)) is not None}
+        wanted = sorted(set(names.values()) - set(known))
+        if self.phrases is not None:  # names' vectors outlive the process; query spans do not
+            span_vectors = {s: unit(v) for s, v in zip(spans, embed(list(spans)), strict=True)}
+            new = self.phrases.ensure(wanted, embed) if wanted else {}
+        else:
+            vectors = [unit(v) for v in embed([*spans, *wanted])]
+            span_vectors = dict(zip(spans, vectors[: len(spans)], strict=True))
+            new = dict(zip(wanted, vectors[len(spans) :], strict=True))
+        known.update(new)
+        with self._lock:
+            self._vectors.update(new)
             while len(self._vectors) > _CACHE_LIMIT:
                 self._vectors.popitem(last=False)
         links = []

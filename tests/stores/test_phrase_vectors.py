@@ -75,3 +75,20 @@ def test_queries_read_the_phrases_ingest_stored(
         again = kb.retrieve(question, top_k=5)
         assert again.structured_facts == context.structured_facts  # the same answer
         assert spy.texts_embedded > 0  # without the file, the query embeds them
+
+
+def test_fuzzy_linking_embeds_a_name_once_per_knowledge_base(
+    tmp_path: Path, embedding: BaseEmbedding, docs_dir: Path
+) -> None:
+    question = "What does the Vector Indexr store?"  # misspelt: only fuzzy linking finds it
+    with KnowledgeBase.open(tmp_path / "kb", embedding=embedding) as kb:
+        assert kb.ingest(docs_dir).ok
+        first = CountingEmbedding(inner=embedding)
+        kb.engine._fuzzy.embedding = first
+        linked = kb.retrieve(question).trace["linked_entities"]
+        assert any(e["name"] == "Vector Indexer" for e in linked)
+    with KnowledgeBase.open(tmp_path / "kb", embedding=embedding) as kb:
+        again = CountingEmbedding(inner=embedding)
+        kb.engine._fuzzy.embedding = again
+        assert kb.retrieve(question).trace["linked_entities"] == linked
+    assert 0 < again.texts_embedded < first.texts_embedded  # the spans only, not the names
