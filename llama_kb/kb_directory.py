@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from pathlib import Path
 from typing import Any
 
 from llama_index.core.base.embeddings.base import BaseEmbedding
 
 from llama_kb.config import KBConfig
+from llama_kb.embeddings import embedding_fingerprint
 from llama_kb.errors import KnowledgeBaseError
 from llama_kb.ingest.manifest import Manifest
+from llama_kb.kb_identity import settle_identity
 from llama_kb.stores.chroma_vector import ChromaChunkStore
 from llama_kb.stores.factory import open_graph_store, open_vector_store
 from llama_kb.stores.graph import KBGraphStore
@@ -65,6 +68,37 @@ def _open_others(
         (root / "graph.sqlite",) if local_graph else (),
     )  # fmt: skip
     return vectors, graph, manifest
+
+
+def settle_directory(
+    config: KBConfig, root: Path, embedding: BaseEmbedding, create: bool
+) -> tuple[KBConfig, dict[str, Any], bool]:
+    """Check or create ``root``'s ``kb.json`` (the embedding's dimension, the collection it
+    owns) and return the settled configuration, the marker's contents and whether the
+    knowledge base is new.
+
+    Raises:
+        KnowledgeBaseError: See :func:`check_directory`, :func:`check_embedding` and
+            :func:`~llama_kb.kb_identity.settle_identity`.
+    """
+    meta = check_directory(root, create)
+    dimension = dimension_of(embedding)
+    fresh = meta is None
+    if meta is None:
+        root.mkdir(parents=True, exist_ok=True)
+        meta = {
+            "format": KB_FORMAT,
+            "created_at": time.time(),
+            "embedding": {**embedding_fingerprint(embedding), "dimension": dimension},
+            "chunking": config.chunking.model_dump(),
+        }
+    else:
+        check_embedding(root, meta, embedding, dimension)
+    before = dict(meta)
+    config = settle_identity(config, root, meta, fresh)
+    if meta != before:
+        (root / KB_FILE).write_text(json.dumps(meta, indent=2), encoding="utf-8")
+    return config, meta, fresh
 
 
 def check_directory(root: Path, create: bool) -> dict[str, Any] | None:

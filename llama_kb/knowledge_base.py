@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import logging
-import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
@@ -24,15 +23,7 @@ from llama_kb.ingest.pipeline import IngestionPipeline
 from llama_kb.ingest.repair import OrphanReport, find_orphans
 from llama_kb.ingest.repair import repair as repair_orphans
 from llama_kb.ingest.sources import FilesAdapter
-from llama_kb.kb_directory import (
-    KB_FILE,
-    KB_FORMAT,
-    check_directory,
-    check_embedding,
-    dimension_of,
-    open_stores,
-)
-from llama_kb.kb_identity import settle_identity
+from llama_kb.kb_directory import open_stores, settle_directory
 from llama_kb.knowledge import (
     KnowledgeProvider,
     LoadReport,
@@ -140,23 +131,7 @@ class KnowledgeBase:
             config = config.model_copy(update={"path": Path(path)})
         root = config.path.expanduser()
         embed = resolve_embedding(embedding)
-        meta = check_directory(root, create)
-        dimension = dimension_of(embed)
-        fresh = meta is None
-        if meta is None:
-            root.mkdir(parents=True, exist_ok=True)
-            meta = {
-                "format": KB_FORMAT,
-                "created_at": time.time(),
-                "embedding": {**embedding_fingerprint(embed), "dimension": dimension},
-                "chunking": config.chunking.model_dump(),
-            }
-        else:
-            check_embedding(root, meta, embed, dimension)
-        before = dict(meta)
-        config = settle_identity(config, root, meta, fresh)
-        if meta != before:
-            (root / KB_FILE).write_text(json.dumps(meta, indent=2), encoding="utf-8")
+        config, meta, fresh = settle_directory(config, root, embed, create)
         vectors, graph, manifest = open_stores(config, root, meta["id"], fresh)
         chosen = default_extractors() if extractors is None else list(extractors)
         return cls(config, embed, vectors, graph, manifest, chosen, reranker)
