@@ -25,7 +25,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from llama_kb.ingest.guards._evidence import RANDOM, is_encrypted, shape_score
-from llama_kb.ingest.guards._languages import PASSWORD_STEMS, PHRASES
+from llama_kb.ingest.guards._languages import KEY_STEMS, PASSWORD_STEMS, PHRASES, TOKEN_STEMS
 
 __all__ = [
     "ContextFinding",
@@ -92,6 +92,8 @@ _WEAK_WORDS = {
     "signin": "password",
     "connect": "password",
     "connection": "password",
+    "identify": "password",  # IRC's NickServ, and prose
+    "authenticate": "password",
     "hmac": "key",
     # networks named before their pass phrase: ``wifi: Guest / ...``
     "wifi": "password",
@@ -123,7 +125,7 @@ _HINT = re.compile(
     "|".join(
         sorted(
             {*_STRONG_WORDS, *_WEAK_WORDS, *(w for w, _ in _STRONG_SUFFIXES), *PASSWORD_STEMS}
-            | {"pass"}
+            | {*KEY_STEMS, *TOKEN_STEMS, "pass"}
         )
         + [p.pattern for p, _ in PHRASES]
     ),
@@ -148,6 +150,7 @@ _TOKEN = re.compile(
     r"(?:[^\s'\"`,;()\[\]{}<>|&=:]|&(?![\w.-]+=))+"
 )
 _QUOTES = "'\"`"
+_TOKEN_REST = re.compile(r"[^\s'\"`,;()\[\]{}<>|]*")
 _KEY_AFTER = re.compile(r"['\"]?=(?!=)|['\"]:|(?<=['\"]):")  # key=, "key":, not a prose colon
 _TRAILING = ".!?:#*"
 _LEADING = "*#"
@@ -222,6 +225,10 @@ def _strength(word: str) -> tuple[int, str]:
         return 0, ""
     if word.startswith(PASSWORD_STEMS):
         return _STRONG, "password"
+    if word.startswith(TOKEN_STEMS):
+        return _STRONG, "token"
+    if word.startswith(KEY_STEMS):
+        return _WEAK, "key"
     for suffix, named in _STRONG_SUFFIXES:
         if word.endswith(suffix) and len(word) > len(suffix):
             return _STRONG, named
@@ -265,9 +272,13 @@ def _word_contexts(number: int, line: str, following: Sequence[str]) -> Iterator
         if re.search(r"\w", rest):
             # ``access_token$production$...``: a ``$`` right after the word joins its value
             shift = match.end() + (rest[:1] == "$" and rest[1:2].isalpha())
-            found = _value_after(line[shift : match.end() + len(rest)], strength)
-            if found:
-                yield ContextFinding(number, kind, shift + found[0], shift + found[1])
+            window_end = match.end() + len(rest)
+            found = _value_after(line[shift:window_end], strength)
+            if found:  # a value longer than the window ends where its token ends
+                end = shift + found[1]
+                tail = _TOKEN_REST.match(line, end) if end == window_end else None
+                end += len(tail.group()) if tail else 0
+                yield ContextFinding(number, kind, shift + found[0], end)
         else:  # the word ends its line: the value is the next line, or the one after a user
             yield from _next_line_value(number, kind, strength, following)
 

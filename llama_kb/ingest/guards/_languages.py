@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["PASSWORD_STEMS", "PHRASES", "STEMS_PATTERN"]
+__all__ = ["KEY_STEMS", "PASSWORD_STEMS", "PHRASES", "STEMS_PATTERN", "TOKEN_STEMS"]
 
 # Polish, Russian, Ukrainian, Czech, Slovak, Turkish, Hungarian, Finnish, Swedish, Danish,
 # Norwegian, Dutch, Portuguese, Croatian, Serbian, Slovene, Greek.
@@ -18,6 +18,12 @@ PASSWORD_STEMS: tuple[str, ...] = (
     "jelsz", "salasan", "lösenord", "losenord", "adgangskode", "passord", "wachtwoord",
     "senha", "lozink", "geslo", "κωδικ",
 )  # fmt: skip
+# The word for "key" (weak evidence, as ``key`` is) and for "token", by stem.
+KEY_STEMS: tuple[str, ...] = (
+    "schlüssel", "clé", "clef", "clave", "chiave", "chave", "sleutel", "klucz", "ключ",
+    "anahtar", "nyckel", "nøgle", "nøkkel", "avain", "kulcs", "klíč", "kľúč", "κλειδ", "kunci",
+)  # fmt: skip
+TOKEN_STEMS: tuple[str, ...] = ("токен", "jeton", "gettone")
 # The stems as a pattern for a word that starts with one (``şifreniz``).
 STEMS_PATTERN = r"\b(?:" + "|".join(PASSWORD_STEMS) + r")\w*"
 _CJK_PASSWORD = "パスワード|暗証番号|密码|密碼|口令|비밀번호|암호|סיסמ|पासवर्ड|รหัสผ่าน"

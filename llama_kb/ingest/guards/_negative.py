@@ -22,7 +22,7 @@ from collections.abc import Sequence
 
 from llama_kb.ingest.guards._context import identifier_words
 from llama_kb.ingest.guards._evidence import is_encrypted
-from llama_kb.ingest.guards._values import is_stored_hash
+from llama_kb.ingest.guards._values import is_known_example, is_stored_hash
 
 __all__ = ["negated"]
 
@@ -49,7 +49,8 @@ def negated(lines: Sequence[str], number: int, start: int, end: int) -> bool:
     line = lines[number - 1] if 0 < number <= len(lines) else ""
     value = line[start:end].strip("'\"` ")
     run = _RUN_START.search(line, 0, start)
-    if is_encrypted(value) or is_stored_hash(line[run.start() if run else start :]):
+    stored = is_stored_hash(line[run.start() if run else start :])
+    if is_encrypted(value) or stored or is_known_example(value):
         return True
     before = _SQL_CLAUSE.sub(" ", line[max(0, start - _CHARS_BEFORE) : start])
     idents = _IDENT.findall(before)[-_IDENTS_BEFORE:]

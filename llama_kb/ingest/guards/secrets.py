@@ -55,7 +55,7 @@ from llama_kb.ingest.guards._negative import negated
 from llama_kb.ingest.guards._pairs import pair_findings
 from llama_kb.ingest.guards._positional import positional_spans
 from llama_kb.ingest.guards._tokens import vendor_token_spans
-from llama_kb.ingest.guards._values import is_public
+from llama_kb.ingest.guards._values import is_known_example, is_public
 
 __all__ = ["CREDENTIAL_WORDS", "PATTERNS", "SecretFinding", "SecretScanner", "SensitivePattern"]
 
@@ -282,6 +282,8 @@ class SecretScanner:
                 end = start + len(value)
                 while end < len(line) and (line[end].isalnum() or line[end] in "_-"):
                     end += 1
+                if is_placeholder(line[start:end]) or is_known_example(line[start:end]):
+                    continue  # ghp_xxxx...
             yield SecretFinding(secret.line_number, kind, start, end)
 
 
@@ -291,6 +293,8 @@ def _pattern_findings(number: int, line: str) -> Iterator[SecretFinding]:
             groups = match.groupdict()
             value = groups.get("value") or groups.get("bare") or match.group(0)
             if is_placeholder(value) or (pattern.name in _WORD_VALUED and is_word(value)):
+                continue
+            if is_known_example(match.group(0)):
                 continue
             yield SecretFinding(number, pattern.name, match.start(), match.end())
 

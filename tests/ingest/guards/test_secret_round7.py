@@ -126,3 +126,32 @@ def test_hash_schemes_and_client_secrets_are_told_apart_from_passwords() -> None
 def test_a_uuid_under_an_environment_variable_naming_a_token_is_a_secret() -> None:
     assert SecretScanner().scan("CIRCLE_TOKEN=3f2b9c1e-7a4d-4e8f-9b6a-2c5d8e1f4a7b")
     assert not SecretScanner().scan('"ChangeToken": "3f2b9c1e-7a4d-4e8f-9b6a-2c5d8e1f4a7b"')
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Der Schlüssel für das Gäste-WLAN: Wl4n!Gast7",
+        "La clé API est 8c1f4e2a9b7d3f6e0a5c8b2d4f7e1a3c",
+        "ключ доступа: a9f8e7d6c5b4a3f2e1d0c9b8a7f6e5d4",
+        "/msg NickServ IDENTIFY Irc!Nick2024",
+    ],
+)
+def test_the_word_for_key_in_more_languages_and_login_verbs(text: str) -> None:
+    assert SecretScanner().scan(text)
+
+
+def test_documented_example_credentials_are_not_reported() -> None:
+    jwt = (
+        "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9l"
+        "IiwiaWF0IjoxNTE2MjM5MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"
+    )
+    assert SecretScanner().scan(f"Authorization: Bearer {jwt}") == []
+    assert SecretScanner().scan("stripe.api_key = 'sk_test_4eC39HqLyjWDarjtT1zdp7dc'") == []
+    assert SecretScanner().scan("token: ghp_" + "x" * 36) == []
+
+
+def test_a_value_longer_than_the_window_is_redacted_whole() -> None:
+    token = "Zq8" + "aB3dE5gH7jK9mN2pQ4sT6vW8yZ1cF3hJ5kL7nP9rS2uV4xY6zA8bD0eG2iK4oM6qU8wX0"
+    redacted = SecretScanner().redact(f"the auth value is {token} for now")
+    assert token[-12:] not in redacted and "[REDACTED:" in redacted
