@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from llama_kb.ingest.guards._evidence import RANDOM, is_encrypted, shape_score
 from llama_kb.ingest.guards._languages import KEY_STEMS, PASSWORD_STEMS, PHRASES, TOKEN_STEMS
+from llama_kb.ingest.guards._values import UUID
 
 __all__ = [
     "ContextFinding",
@@ -338,7 +339,10 @@ def _value_after(
         adjacent = not fillers and not rest[: token.start()].strip(" \t-_")
         if (adjacent and value.lower() in _NOT_SECRET) or is_encrypted(value):
             return None  # "key fingerprint", "password hash", "secret ENC[...]"
-        if strength + shape_score(value) - (fillers > 2) >= THRESHOLD:
+        score = shape_score(value)
+        if adjacent and strength == _STRONG and UUID.match(value):
+            score = RANDOM  # "consul token <uuid>": right after a strong word, a UUID is one
+        if strength + score - (fillers > 2) >= THRESHOLD:
             start = token.start() + token.group().index(value)
             return start, start + len(value)
         if _KEY_AFTER.match(rest, token.end()) and _IDENT.fullmatch(value):

@@ -155,3 +155,11 @@ def test_a_value_longer_than_the_window_is_redacted_whole() -> None:
     token = "Zq8" + "aB3dE5gH7jK9mN2pQ4sT6vW8yZ1cF3hJ5kL7nP9rS2uV4xY6zA8bD0eG2iK4oM6qU8wX0"
     redacted = SecretScanner().redact(f"the auth value is {token} for now")
     assert token[-12:] not in redacted and "[REDACTED:" in redacted
+
+
+def test_a_uuid_right_after_a_strong_word_and_upper_case_token_prefixes() -> None:
+    assert SecretScanner().scan("consul acl token 3f2b9c1e-7a4d-4e8f-9b6a-2c5d8e1f4a7b")
+    assert not SecretScanner().scan("request id 3f2b9c1e-7a4d-4e8f-9b6a-2c5d8e1f4a7b")
+    assert not SecretScanner().scan("idempotency token 3f2b9c1e-7a4d-4e8f-9b6a-2c5d8e1f4a7b")
+    assert SecretScanner().scan("HRKU-xM_WwMeZ4swstab2-lxwX6mRcVIpwQl2qjqDTMBlphf1VZrcri")
+    assert not SecretScanner().scan("cipher suite TLS_AES_256_GCM_SHA384 with X25519")
