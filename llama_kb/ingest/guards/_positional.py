@@ -28,6 +28,7 @@ from llama_kb.ingest.guards._evidence import entropy, is_name, shape_score
 __all__ = ["positional_spans"]
 
 _WEAK = 1
+_PAIR = 2
 _QUOTED = r"'(?P<q1>[^'\n]*)'|\"(?P<q2>[^\"\n]*)\"|(?P<bare>[^\s'\"|;&]+)"
 _RULES: tuple[tuple[str, re.Pattern[str]], ...] = (  # (a substring the line holds, pattern)
     (
@@ -57,7 +58,7 @@ _LOGIN_NAME = re.compile(r"login|logon|connect|signin|bind|auth|client", re.IGNO
 _HOST = re.compile(r"^(?:localhost|[a-z0-9-]+(?:\.[a-z0-9-]+)+|[a-z][\w+]*://\S*)$")
 # Commands and calls that create a user take its password: ``createUser``, ``useradd``.
 _NEW_USER = re.compile(
-    r"\b(?:(?:create|add|new)[_-]?user|useradd|adduser|net\s+user)\b(?P<args>[^\n|;&]*)",
+    r"\b(?:(?:create|add|new)[_-]?user|useradd|adduser|net\s+user)(?P<args>[ \t][^\n|;&]*)",
     re.IGNORECASE,
 )
 _WORD = re.compile(r"'(?P<q1>[^'\s]*)'|\"(?P<q2>[^\"\s]*)\"|(?P<bare>(?<!\S)[^\s'\"/-]\S*)")
@@ -120,7 +121,8 @@ def _call_arguments(call: re.Match[str]) -> Iterator[tuple[int, int]]:
         return
     offset = call.start("args")
     for index, (argument, value) in enumerate(zip(arguments, values, strict=True)):
-        evidence = (_WEAK if named else 0) + (index >= 2) + (index >= 2 and host_first)
+        # at most 2: the value's shape must add to it
+        evidence = min(_PAIR, (_WEAK if named else 0) + (index >= 2) + (index >= 2 and host_first))
         if "=" not in value and ":" not in value and evidence + shape_score(value) >= THRESHOLD:
             group = "q1" if argument.group("q1") is not None else "q2"
             yield offset + argument.start(group), offset + argument.end(group)

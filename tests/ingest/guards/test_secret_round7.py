@@ -92,6 +92,8 @@ def test_credentials_by_call_position_and_user_commands(line: str) -> None:
         'client = Client("https://api.acme.io")',
         'signal.connect("clicked", "on_click")',
         "createUser monitor SHA auth_pass_var AES priv_pass_var",
+        "def create_user(self) -> ActionResult:",
+        "c = m.bind('example.com', '/', 'kb')",  # position alone is not a password
     ],
 )
 def test_harmless_calls_and_commands(line: str) -> None:
