@@ -13,41 +13,25 @@ values and references. Values come from a fixed seed in each format's shape; non
 
 from __future__ import annotations
 
-import base64
-import random
-import string
-
 from benchmarks.secret_corpus import Case
+from benchmarks.secret_values import AN, B64, HX, LO, UP, URL, D, Values, b64
 
 __all__ = ["HOLDOUT3_HARMLESS", "HOLDOUT3_SECRETS"]
 
-_rng = random.Random(3003)
-_LO = string.ascii_lowercase
-_UP = string.ascii_uppercase
-_D = string.digits
-_AN = string.ascii_letters + _D
-_URL = _AN + "_-"
-_B64 = _AN + "+/"
-_HX = "0123456789abcdef"
-_WP_SALT = _AN + "!@#$%^&*()-_[]{}<>~`+=,.;:/?|"  # WordPress salts
-
-
-def _g(alphabet: str, n: int) -> str:
-    return "".join(_rng.choice(alphabet) for _ in range(n))
+_values = Values(3003)
+_rng = _values.rng
+_g = _values.g
+_WP_SALT = AN + "!@#$%^&*()-_[]{}<>~`+=,.;:/?|"  # WordPress salts
 
 
 def _pw() -> str:
     """A human-chosen-looking password: word-ish part, digits and one symbol."""
     word = _rng.choice(["Summer", "blue", "Tiger", "orange", "Falcon", "river", "Maple", "kite"])
-    return word + _g(_D, 2) + _rng.choice("!@#$%^&*?") + _g(_AN, 5)
-
-
-def _b64(raw: bytes) -> str:
-    return base64.b64encode(raw).decode()
+    return word + _g(D, 2) + _rng.choice("!@#$%^&*?") + _g(AN, 5)
 
 
 def _uuid() -> str:
-    return f"{_g(_HX, 8)}-{_g(_HX, 4)}-4{_g(_HX, 3)}-8{_g(_HX, 3)}-{_g(_HX, 12)}"
+    return f"{_g(HX, 8)}-{_g(HX, 4)}-4{_g(HX, 3)}-8{_g(HX, 3)}-{_g(HX, 12)}"
 
 
 HOLDOUT3_SECRETS: tuple[Case, ...] = (
@@ -59,14 +43,14 @@ HOLDOUT3_SECRETS: tuple[Case, ...] = (
     ),
     Case(
         "github_actions",
-        f"    env:\n      SONAR_TOKEN: squ_{_g(_HX, 40)}\n      SONAR_HOST_URL: https://sonar.acme.io",
+        f"    env:\n      SONAR_TOKEN: squ_{_g(HX, 40)}\n      SONAR_HOST_URL: https://sonar.acme.io",
     ),
-    Case("gitlab_ci", f'variables:\n  DEPLOY_TOKEN: "gldt-{_g(_URL, 20)}"\n  STAGE: prod'),
+    Case("gitlab_ci", f'variables:\n  DEPLOY_TOKEN: "gldt-{_g(URL, 20)}"\n  STAGE: prod'),
     Case(
         "gitlab_ci",
         f"  script:\n    - docker login -u gitlab-ci-token -p {_pw()} registry.gitlab.com",
     ),
-    Case("gitlab_ci", f"gitlab-runner register --token glrt-{_g(_URL, 20)} --url https://gl.acme"),
+    Case("gitlab_ci", f"gitlab-runner register --token glrt-{_g(URL, 20)} --url https://gl.acme"),
     # Helm values
     Case(
         "helm_values",
@@ -79,12 +63,12 @@ HOLDOUT3_SECRETS: tuple[Case, ...] = (
     ),
     Case("helm_values", f"grafana:\n  adminUser: admin\n  adminPassword: {_pw()}"),
     # systemd units
-    Case("systemd", f'[Service]\nEnvironment="API_SECRET={_g(_AN, 32)}"\nExecStart=/usr/bin/api'),
+    Case("systemd", f'[Service]\nEnvironment="API_SECRET={_g(AN, 32)}"\nExecStart=/usr/bin/api'),
     Case("systemd", f"[Service]\nEnvironment=SMTP_PASS={_pw()} SMTP_USER=alerts"),
     # .netrc, git credentials, ssh
     Case("netrc", f"machine ftp.acme-backup.net\n    login backup\n    password {_pw()}\n"),
     Case("git_credentials", f"https://jdoe:{_pw()}@bitbucket.org"),
-    Case("git_credentials", f"https://oauth2:glpat-{_g(_URL, 20)}@gitlab.acme.io"),
+    Case("git_credentials", f"https://oauth2:glpat-{_g(URL, 20)}@gitlab.acme.io"),
     Case("ssh", f"sshpass -p '{_pw()}' ssh deploy@10.20.0.7 'systemctl restart api'"),
     # Ansible
     Case("ansible", f"ansible_become_password: {_pw()}\nansible_user: deploy"),
@@ -97,20 +81,20 @@ HOLDOUT3_SECRETS: tuple[Case, ...] = (
     ),
     Case("php", f'$db_pass = "{_pw()}";'),
     # Ruby
-    Case("ruby", f'config.secret_key_base = "{_g(_HX, 128)}"'),
-    Case("ruby", f"Braintree::Configuration.private_key = '{_g(_HX, 32)}'"),
+    Case("ruby", f'config.secret_key_base = "{_g(HX, 128)}"'),
+    Case("ruby", f"Braintree::Configuration.private_key = '{_g(HX, 32)}'"),
     # Go
-    Case("go", f'const apiSecret = "{_g(_AN, 32)}"'),
+    Case("go", f'const apiSecret = "{_g(AN, 32)}"'),
     Case("go", f'var dbPassword = "{_pw()}"'),
     # Rust
-    Case("rust", f'const API_TOKEN: &str = "{_g(_AN, 40)}";'),
+    Case("rust", f'const API_TOKEN: &str = "{_g(AN, 40)}";'),
     # Java / C# / PowerShell / Python / JS source
     Case("java", f'private static final String PASSWORD = "{_pw()}";'),
     Case(
         "csharp",
         f'var creds = new NetworkCredential("mailer@acme.io", "{_pw()}");',
     ),
-    Case("powershell", f'$env:AZURE_CLIENT_SECRET = "{_g(_URL, 40)}"'),
+    Case("powershell", f'$env:AZURE_CLIENT_SECRET = "{_g(URL, 40)}"'),
     Case(
         "powershell",
         f'$secure = ConvertTo-SecureString "{_pw()}" -AsPlainText -Force',
@@ -119,13 +103,13 @@ HOLDOUT3_SECRETS: tuple[Case, ...] = (
         "python",
         f'conn = psycopg2.connect(host="db", user="app", password="{_pw()}", dbname="app")',
     ),
-    Case("python", f'os.environ["MAILGUN_SECRET"] = "{_g(_HX, 32)}-{_g(_HX, 8)}-{_g(_HX, 8)}"'),
+    Case("python", f'os.environ["MAILGUN_SECRET"] = "{_g(HX, 32)}-{_g(HX, 8)}-{_g(HX, 8)}"'),
     Case("javascript", f"db.createUser({{ user: 'app', pwd: '{_pw()}', roles: ['readWrite'] }})"),
     Case("javascript", f"mongoose.connect('mongodb://admin:{_pw()}@mongo:27017/app')"),
     # SQL
     Case("sql", f"CREATE USER 'report'@'%' IDENTIFIED BY '{_pw()}';"),
     Case("sql", f"ALTER ROLE app WITH LOGIN PASSWORD '{_pw()}';"),
-    Case("sql", f"ALTER USER scott IDENTIFIED BY {_g(_AN, 10)}2;"),
+    Case("sql", f"ALTER USER scott IDENTIFIED BY {_g(AN, 10)}2;"),
     # LDAP
     Case(
         "ldap",
@@ -138,7 +122,7 @@ HOLDOUT3_SECRETS: tuple[Case, ...] = (
     ),
     # SMTP
     Case("smtp", f"EMAIL_HOST_PASSWORD = '{_pw()}'"),
-    Case("smtp", f"[smtp.gmail.com]:587 alerts@acme.io:{_g(_LO, 16)}"),
+    Case("smtp", f"[smtp.gmail.com]:587 alerts@acme.io:{_g(LO, 16)}"),
     Case(
         "smtp",
         f"spring:\n  mail:\n    host: smtp.office365.com\n    username: noreply@acme.io\n"
@@ -147,7 +131,7 @@ HOLDOUT3_SECRETS: tuple[Case, ...] = (
     # Redis
     Case("redis", f"requirepass {_pw()}\nmaxmemory 2gb"),
     Case("redis", f"redis-cli -h cache.acme.io -a {_pw()} ping"),
-    Case("redis", f"REDIS_URL=rediss://:{_g(_AN, 32)}@cache.acme.io:6380/0"),
+    Case("redis", f"REDIS_URL=rediss://:{_g(AN, 32)}@cache.acme.io:6380/0"),
     # messaging, data platforms
     Case(
         "kafka_jaas",
@@ -163,12 +147,12 @@ HOLDOUT3_SECRETS: tuple[Case, ...] = (
     # package registry auth files
     Case(
         "docker_config",
-        '{"auths": {"registry.acme.io": {"auth": "' + _b64(f"ci:{_pw()}".encode()) + '"}}}',
+        '{"auths": {"registry.acme.io": {"auth": "' + b64(f"ci:{_pw()}".encode()) + '"}}}',
     ),
     Case(
         "composer_auth",
         '{"http-basic": {"repo.packagist.com": {"username": "token", "password": "'
-        + _g(_HX, 40)
+        + _g(HX, 40)
         + '"}}}',
     ),
     Case(
@@ -179,65 +163,65 @@ HOLDOUT3_SECRETS: tuple[Case, ...] = (
     Case("dockerfile", f"ENV DB_PASS {_pw()}"),
     Case("cmd", f"set DB_PASSWORD={_pw()}"),
     # key files
-    Case("wireguard", f"[Interface]\nAddress = 10.8.0.2/24\nPrivateKey = {_g(_B64, 43)}="),
-    Case("age", f"# created: 2026-01-02\nAGE-SECRET-KEY-1{_g(_UP + _D, 58)}"),
+    Case("wireguard", f"[Interface]\nAddress = 10.8.0.2/24\nPrivateKey = {_g(B64, 43)}="),
+    Case("age", f"# created: 2026-01-02\nAGE-SECRET-KEY-1{_g(UP + D, 58)}"),
     Case(
         "putty",
         "PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nComment: deploy\n"
-        f"Public-Lines: 2\nAAAAC3NzaC1lZDI1NTE5AAAAI{_g(_B64, 43)}\nPrivate-Lines: 1\n"
-        f"AAAAI{_g(_B64, 43)}",
+        f"Public-Lines: 2\nAAAAC3NzaC1lZDI1NTE5AAAAI{_g(B64, 43)}\nPrivate-Lines: 1\n"
+        f"AAAAI{_g(B64, 43)}",
     ),
     Case(
         "openvpn",
-        f"-----BEGIN OpenVPN Static key V1-----\n{_g(_HX, 32)}\n{_g(_HX, 32)}",
+        f"-----BEGIN OpenVPN Static key V1-----\n{_g(HX, 32)}\n{_g(HX, 32)}",
     ),
     Case(
         "kubeconfig",
         "users:\n- name: admin\n  user:\n    client-certificate-data: LS0tLS1CRUdJTiBDRVJU\n"
-        f"    client-key-data: LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBLRVktLS0tLQo{_g(_B64, 80)}",
+        f"    client-key-data: LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBLRVktLS0tLQo{_g(B64, 80)}",
     ),
     # vendor tokens
-    Case("slack", f"SLACK_APP_TOKEN=xapp-1-A{_g(_UP + _D, 10)}-{_g(_D, 13)}-{_g(_HX, 64)}"),
-    Case("slack", f"SLACK_SIGNING_SECRET={_g(_HX, 32)}"),
-    Case("twilio", f"twilio:\n  account_sid: AC{_g(_HX, 32)}\n  auth_token: {_g(_HX, 32)}"),
-    Case("sendgrid", f"sg = SendGridAPIClient('SG.{_g(_URL, 22)}.{_g(_URL, 43)}')"),
+    Case("slack", f"SLACK_APP_TOKEN=xapp-1-A{_g(UP + D, 10)}-{_g(D, 13)}-{_g(HX, 64)}"),
+    Case("slack", f"SLACK_SIGNING_SECRET={_g(HX, 32)}"),
+    Case("twilio", f"twilio:\n  account_sid: AC{_g(HX, 32)}\n  auth_token: {_g(HX, 32)}"),
+    Case("sendgrid", f"sg = SendGridAPIClient('SG.{_g(URL, 22)}.{_g(URL, 43)}')"),
     Case(
         "azure",
         "Endpoint=sb://acme.servicebus.windows.net/;SharedAccessKeyName=RootManageSharedAccessKey;"
-        f"SharedAccessKey={_g(_B64, 43)}=",
+        f"SharedAccessKey={_g(B64, 43)}=",
     ),
-    Case("azure", f"AZURE_DEVOPS_EXT_PAT={_g(_LO + '234567', 52)}"),
-    Case("gcp", f'  "refresh_token": "1//0g{_g(_URL, 97)}",'),
-    Case("vault", f"vault login token=s.{_g(_AN, 24)}"),
+    Case("azure", f"AZURE_DEVOPS_EXT_PAT={_g(LO + '234567', 52)}"),
+    Case("gcp", f'  "refresh_token": "1//0g{_g(URL, 97)}",'),
+    Case("vault", f"vault login token=s.{_g(AN, 24)}"),
     Case(
         "databricks",
-        f"[DEFAULT]\nhost = https://adb-123.azuredatabricks.net\ntoken = dapi{_g(_HX, 32)}-2",
+        f"[DEFAULT]\nhost = https://adb-123.azuredatabricks.net\ntoken = dapi{_g(HX, 32)}-2",
     ),
-    Case("shopify", f"SHOPIFY_API_SECRET=shpss_{_g(_HX, 32)}"),
-    Case("discord", f"client.login('{_g('MN', 1)}{_g(_AN, 25)}.{_g(_URL, 6)}.{_g(_URL, 38)}');"),
+    Case("shopify", f"SHOPIFY_API_SECRET=shpss_{_g(HX, 32)}"),
+    Case("discord", f"client.login('{_g('MN', 1)}{_g(AN, 25)}.{_g(URL, 6)}.{_g(URL, 38)}');"),
     Case(
         "discord",
-        f"https://discord.com/api/webhooks/{_g(_D, 19)}/{_g(_URL, 68)}",
+        f"https://discord.com/api/webhooks/{_g(D, 19)}/{_g(URL, 68)}",
     ),
     Case(
         "telegram",
-        f'app = Application.builder().token("{_g(_D, 10)}:AA{_g(_URL, 33)}").build()',
+        f'app = Application.builder().token("{_g(D, 10)}:AA{_g(URL, 33)}").build()',
     ),
     Case("heroku", f"HEROKU_API_KEY={_uuid()}"),
-    Case("cloudflare", f"X-Auth-Key: {_g(_HX, 37)}"),
-    Case("mapbox", f"MAPBOX_SECRET_TOKEN=sk.eyJ1IjoiYWNtZSIsImEiOiJ{_g(_URL, 20)}.{_g(_URL, 22)}"),
-    Case("okta", f"Authorization: SSWS 00{_g(_URL, 40)}"),
-    Case("pagerduty", f"Authorization: Token token={_g(_URL, 20)}"),
-    Case("elastic", f"Authorization: ApiKey {_b64((_g(_URL, 20) + ':' + _g(_URL, 22)).encode())}"),
-    Case("algolia", f"ALGOLIA_ADMIN_API_KEY={_g(_HX, 32)}"),
-    Case("firebase", f"FCM_SERVER_KEY=AAAA{_g(_URL, 7)}:APA91b{_g(_URL, 134)}"),
-    Case("dropbox", f"DROPBOX_ACCESS_TOKEN=sl.B{_g(_URL, 135)}"),
-    Case("asana", f"ASANA_TOKEN=1/{_g(_D, 16)}:{_g(_HX, 32)}"),
-    Case("pulumi", f"PULUMI_ACCESS_TOKEN=pul-{_g(_HX, 40)}"),
-    Case("doppler", f"DOPPLER_TOKEN=dp.st.prd.{_g(_AN, 40)}"),
-    Case("circleci", f"CIRCLE_TOKEN=CCIPAT_{_g(_AN, 22)}_{_g(_HX, 40)}"),
+    Case("cloudflare", f"X-Auth-Key: {_g(HX, 37)}"),
+    Case("mapbox", f"MAPBOX_SECRET_TOKEN=sk.eyJ1IjoiYWNtZSIsImEiOiJ{_g(URL, 20)}.{_g(URL, 22)}"),
+    Case("okta", f"Authorization: SSWS 00{_g(URL, 40)}"),
+    Case("pagerduty", f"Authorization: Token token={_g(URL, 20)}"),
+    Case("elastic", f"Authorization: ApiKey {b64((_g(URL, 20) + ':' + _g(URL, 22)).encode())}"),
+    Case("algolia", f"ALGOLIA_ADMIN_API_KEY={_g(HX, 32)}"),
+    Case("firebase", f"FCM_SERVER_KEY=AAAA{_g(URL, 7)}:APA91b{_g(URL, 134)}"),
+    Case("dropbox", f"DROPBOX_ACCESS_TOKEN=sl.B{_g(URL, 135)}"),
+    Case("asana", f"ASANA_TOKEN=1/{_g(D, 16)}:{_g(HX, 32)}"),
+    Case("pulumi", f"PULUMI_ACCESS_TOKEN=pul-{_g(HX, 40)}"),
+    Case("doppler", f"DOPPLER_TOKEN=dp.st.prd.{_g(AN, 40)}"),
+    Case("circleci", f"CIRCLE_TOKEN=CCIPAT_{_g(AN, 22)}_{_g(HX, 40)}"),
     Case(
-        "openweather", f"https://api.openweathermap.org/data/2.5/weather?q=Oslo&appid={_g(_HX, 32)}"
+        "openweather", f"https://api.openweathermap.org/data/2.5/weather?q=Oslo&appid={_g(HX, 32)}"
     ),
     # passwords in prose
     Case("prose", f"Log in to the router with admin / {_pw()} and change it afterwards."),
@@ -255,7 +239,7 @@ HOLDOUT3_HARMLESS: tuple[Case, ...] = (
     Case("", "machine example.com login USERNAME password PASSWORD"),
     Case("", "Host github.com\n  IdentityFile ~/.ssh/id_ed25519\n  IdentitiesOnly yes"),
     Case("", 'ansible_become_password: "{{ vault_become_pass }}"'),
-    Case("", "db_password: !vault |\n  $ANSIBLE_VAULT;1.1;AES256\n  " + _g(_HX, 64)),
+    Case("", "db_password: !vault |\n  $ANSIBLE_VAULT;1.1;AES256\n  " + _g(HX, 64)),
     Case("", "define( 'DB_PASSWORD', getenv('WORDPRESS_DB_PASSWORD') );"),
     Case("", "secret = Rails.application.credentials.dig(:aws, :secret_access_key)"),
     Case("", 'let token = std::env::var("API_TOKEN").expect("API_TOKEN is not set");'),
@@ -263,7 +247,7 @@ HOLDOUT3_HARMLESS: tuple[Case, ...] = (
     Case("", 'var ErrBadPassword = errors.New("invalid password")'),
     Case("", "CREATE USER 'app'@'%' IDENTIFIED BY '<password>';"),
     Case("", "SELECT id, password_hash FROM users WHERE email = $1;"),
-    Case("", f"password_hash: $2b$12${_g(_AN + './', 53)}"),
+    Case("", f"password_hash: $2b$12${_g(AN + './', 53)}"),
     Case("", 'ldapsearch -x -D "cn=admin,dc=example,dc=org" -W -b "dc=example,dc=org"'),
     Case("", "smtp_auth_password_file: /run/secrets/smtp_password"),
     Case("", "# requirepass foobared"),
@@ -289,21 +273,21 @@ HOLDOUT3_HARMLESS: tuple[Case, ...] = (
     Case("", "If you forgot your password, use the reset link in the e-mail we sent you."),
     Case("", '"forgot_password": "Forgot your password?", "password_label": "Mot de passe"'),
     # identifiers, digests, payloads, public material
-    Case("", f"trace_id={_uuid()} span_id={_g(_HX, 16)}"),
+    Case("", f"trace_id={_uuid()} span_id={_g(HX, 16)}"),
     Case("", f'metadata:\n  uid: {_uuid()}\n  resourceVersion: "48213"'),
-    Case("", f"This reverts commit {_g(_HX, 40)}."),
-    Case("", f'{{"sha": "{_g(_HX, 40)}", "node_id": "C_kwDOA{_g(_AN, 21)}"}}'),
-    Case("", f"SHA256 (acme-2.4.1.tar.gz) = {_g(_HX, 64)}"),
-    Case("", f'<img alt="" src="data:image/gif;base64,R0lGODlhAQABAIAAA{_g(_B64, 60)}">'),
-    Case("", f"Content-Transfer-Encoding: base64\n\nJVBERi0xLjQKJcfsj6IK{_g(_B64, 56)}"),
-    Case("", f"[Peer]\nPublicKey = {_g(_B64, 43)}=\nAllowedIPs = 10.8.0.0/24"),
-    Case("", f"age recipient: age1{_g(_LO + _D, 58)}"),
-    Case("", f"MAPBOX_PUBLIC_TOKEN=pk.eyJ1IjoiYWNtZSIsImEiOiJ{_g(_URL, 20)}.{_g(_URL, 22)}"),
-    Case("", f"STRIPE_PUBLISHABLE_KEY=pk_live_{_g(_AN, 24)}"),
-    Case("", f'<div class="g-recaptcha" data-sitekey="6Lc{_g(_URL, 37)}"></div>'),
-    Case("", f"GITHUB_CLIENT_ID=Iv1.{_g(_HX, 16)}"),
+    Case("", f"This reverts commit {_g(HX, 40)}."),
+    Case("", f'{{"sha": "{_g(HX, 40)}", "node_id": "C_kwDOA{_g(AN, 21)}"}}'),
+    Case("", f"SHA256 (acme-2.4.1.tar.gz) = {_g(HX, 64)}"),
+    Case("", f'<img alt="" src="data:image/gif;base64,R0lGODlhAQABAIAAA{_g(B64, 60)}">'),
+    Case("", f"Content-Transfer-Encoding: base64\n\nJVBERi0xLjQKJcfsj6IK{_g(B64, 56)}"),
+    Case("", f"[Peer]\nPublicKey = {_g(B64, 43)}=\nAllowedIPs = 10.8.0.0/24"),
+    Case("", f"age recipient: age1{_g(LO + D, 58)}"),
+    Case("", f"MAPBOX_PUBLIC_TOKEN=pk.eyJ1IjoiYWNtZSIsImEiOiJ{_g(URL, 20)}.{_g(URL, 22)}"),
+    Case("", f"STRIPE_PUBLISHABLE_KEY=pk_live_{_g(AN, 24)}"),
+    Case("", f'<div class="g-recaptcha" data-sitekey="6Lc{_g(URL, 37)}"></div>'),
+    Case("", f"GITHUB_CLIENT_ID=Iv1.{_g(HX, 16)}"),
     Case("", f"arn:aws:kms:eu-west-1:123456789012:key/{_uuid()}"),
-    Case("", f"customer cus_{_g(_AN, 14)} paid with pi_{_g(_AN, 24)}"),
+    Case("", f"customer cus_{_g(AN, 14)} paid with pi_{_g(AN, 24)}"),
     Case("", 'var b64chars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";'),
     Case("", "jwt:\n  algorithm: HS256\n  expires_in: 3600"),
     Case("", "secret_name: prod/db/credentials"),

@@ -19,44 +19,27 @@ Values come from a fixed seed in each format's shape; none is real.
 
 from __future__ import annotations
 
-import base64
 import json
-import random
-import string
 
 from benchmarks.secret_corpus import Case
+from benchmarks.secret_values import AN, B32, B58, B64, HX, LO, UP, URL, D, Values, b64
 
 __all__ = ["HOLDOUT5_HARMLESS", "HOLDOUT5_SECRETS"]
 
-_rng = random.Random(5005)
-_LO = string.ascii_lowercase
-_UP = string.ascii_uppercase
-_D = string.digits
-_AN = string.ascii_letters + _D
-_URL = _AN + "_-"
-_B64 = _AN + "+/"
-_HX = "0123456789abcdef"
-_B32 = _UP + "234567"
-_B58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+_values = Values(5005)
+_rng = _values.rng
+_g = _values.g
 _WORDS = ("orbit", "velvet", "maple", "tunnel", "quartz", "ember", "falcon", "meadow", "nickel")
-
-
-def _g(alphabet: str, n: int) -> str:
-    return "".join(_rng.choice(alphabet) for _ in range(n))
 
 
 def _pw() -> str:
     """A human-chosen-looking password: a word, digits, one symbol and a few characters."""
     word = _rng.choice(["Sunset", "tiger", "Maple", "harbor", "Falcon", "river", "Omega", "plum"])
-    return word + _g(_D, 2) + _rng.choice("!#$%&*+-.@") + _g(_AN, 4)
-
-
-def _b64(raw: bytes) -> str:
-    return base64.b64encode(raw).decode()
+    return word + _g(D, 2) + _rng.choice("!#$%&*+-.@") + _g(AN, 4)
 
 
 def _uuid() -> str:
-    return f"{_g(_HX, 8)}-{_g(_HX, 4)}-4{_g(_HX, 3)}-b{_g(_HX, 3)}-{_g(_HX, 12)}"
+    return f"{_g(HX, 8)}-{_g(HX, 4)}-4{_g(HX, 3)}-b{_g(HX, 3)}-{_g(HX, 12)}"
 
 
 HOLDOUT5_SECRETS: tuple[Case, ...] = (
@@ -75,15 +58,15 @@ HOLDOUT5_SECRETS: tuple[Case, ...] = (
     Case(
         "cli",
         f"oc login https://api.ocp.acme.io:6443 -u kubeadmin -p "
-        f"{_g(_AN, 5)}-{_g(_AN, 5)}-{_g(_AN, 5)}-{_g(_AN, 5)}",
+        f"{_g(AN, 5)}-{_g(AN, 5)}-{_g(AN, 5)}-{_g(AN, 5)}",
     ),
     Case("cli", f'hdbsql -n hana01:30015 -u SYSTEM -p {_pw()} "SELECT * FROM DUMMY"'),
-    Case("cli", f"vault login s.{_g(_AN, 24)}"),
-    Case("cli", f"ngrok config add-authtoken 2{_g(_AN, 26)}_{_g(_AN, 21)}"),
+    Case("cli", f"vault login s.{_g(AN, 24)}"),
+    Case("cli", f"ngrok config add-authtoken 2{_g(AN, 26)}_{_g(AN, 21)}"),
     Case(
         "cli",
         f"xcrun altool --upload-app -f App.ipa -u dev@acme.io -p "
-        f"{_g(_LO, 4)}-{_g(_LO, 4)}-{_g(_LO, 4)}-{_g(_LO, 4)}",
+        f"{_g(LO, 4)}-{_g(LO, 4)}-{_g(LO, 4)}-{_g(LO, 4)}",
     ),
     # network gear and daemons
     Case("cisco", f"username admin privilege 15 secret 0 {_pw()}"),
@@ -93,12 +76,11 @@ HOLDOUT5_SECRETS: tuple[Case, ...] = (
     Case("mikrotik", f'/user add name=ops group=full password="{_pw()}"'),
     Case("slapd", f'rootdn "cn=admin,dc=acme,dc=io"\nrootpw {_pw()}'),
     Case(
-        "wireguard", f"[Interface]\nAddress = 10.8.0.2/24\nPrivateKey = {_b64(_rng.randbytes(32))}"
+        "wireguard", f"[Interface]\nAddress = 10.8.0.2/24\nPrivateKey = {b64(_rng.randbytes(32))}"
     ),
     Case(
         "wireguard",
-        f"[Peer]\nPublicKey = {_b64(_rng.randbytes(32))}\n"
-        f"PresharedKey = {_b64(_rng.randbytes(32))}",
+        f"[Peer]\nPublicKey = {b64(_rng.randbytes(32))}\nPresharedKey = {b64(_rng.randbytes(32))}",
     ),
     Case("mosquitto", f"connection cloud\naddress mqtt.acme.io:8883\nremote_password {_pw()}"),
     # configuration files
@@ -111,25 +93,25 @@ HOLDOUT5_SECRETS: tuple[Case, ...] = (
     ),
     Case("gradle", f"signing.keyId=24875D73\nsigning.password={_pw()}"),
     Case("gradle", f"ossrhPassword={_pw()}"),
-    Case("rclone", f"[ftp]\ntype = ftp\nhost = ftp.acme.io\nuser = jdoe\npass = {_g(_URL, 43)}"),
+    Case("rclone", f"[ftp]\ntype = ftp\nhost = ftp.acme.io\nuser = jdoe\npass = {_g(URL, 43)}"),
     Case("pgbouncer", f'"app" "{_pw()}"\n"report" "{_pw()}"'),
-    Case("wordpress", f"define( 'AUTH_KEY', '{_g(_AN + '!@#$%^&*()-_[]{}<>~+=,.;:/?|', 64)}' );"),
+    Case("wordpress", f"define( 'AUTH_KEY', '{_g(AN + '!@#$%^&*()-_[]{}<>~+=,.;:/?|', 64)}' );"),
     Case("spring", f"spring.datasource.password=${{DB_PASSWORD:{_pw()}}}"),
     Case("odbc", f"DRIVER={{ODBC Driver 18 for SQL Server}};SERVER=db;UID=etl;PWD={_pw()}"),
     Case("terraform", f'  administrator_login_password = "{_pw()}"'),
     Case(
         "dockerconfig",
-        json.dumps({"auths": {"ghcr.io": {"auth": _b64(f"acme:{_pw()}".encode())}}}),
+        json.dumps({"auths": {"ghcr.io": {"auth": b64(f"acme:{_pw()}".encode())}}}),
     ),
-    Case("kaggle", json.dumps({"username": "jdoe", "key": _g(_HX, 32)})),
+    Case("kaggle", json.dumps({"username": "jdoe", "key": _g(HX, 32)})),
     Case("php_ini", f"mysqli.default_pw = {_pw()}"),
     Case("home_assistant", f"wifi_pass: {_pw()}"),
-    Case("jenkins", f"<apiToken>11{_g(_HX, 32)}</apiToken>"),
-    Case("datadog", f"DD_APP_KEY={_g(_HX, 40)}"),
-    Case("algolia", f"ALGOLIA_ADMIN_KEY={_g(_HX, 32)}"),
-    Case("cloudflare", f"CLOUDFLARE_GLOBAL_KEY={_g(_HX, 37)}"),
+    Case("jenkins", f"<apiToken>11{_g(HX, 32)}</apiToken>"),
+    Case("datadog", f"DD_APP_KEY={_g(HX, 40)}"),
+    Case("algolia", f"ALGOLIA_ADMIN_KEY={_g(HX, 32)}"),
+    Case("cloudflare", f"CLOUDFLARE_GLOBAL_KEY={_g(HX, 37)}"),
     Case("mnemonic", 'MNEMONIC="' + " ".join(_rng.choice(_WORDS) for _ in range(12)) + '"'),
-    Case("solana", f"SOLANA_PRIVATE_KEY={_g(_B58, 88)}"),
+    Case("solana", f"SOLANA_PRIVATE_KEY={_g(B58, 88)}"),
     # data files, documents and protocols
     Case("csv", f"username,password,role\njdoe,{_pw()},admin\nasmith,{_pw()},viewer"),
     Case("sql", f"INSERT INTO users (email, password) VALUES ('ops@acme.io', '{_pw()}');"),
@@ -143,17 +125,17 @@ HOLDOUT5_SECRETS: tuple[Case, ...] = (
         f"POST /login HTTP/1.1\nContent-Type: application/x-www-form-urlencoded\n\n"
         f"username=admin&passwd={_pw()}",
     ),
-    Case("postman", json.dumps({"key": "x-api-key", "value": _g(_AN, 40), "type": "text"})),
+    Case("postman", json.dumps({"key": "x-api-key", "value": _g(AN, 40), "type": "text"})),
     Case("log", f"2025-03-02T10:00:01Z INFO connecting to db01 with pwd={_pw()} (retry 2)"),
-    Case("log", f"DEBUG headers={{'X-Auth-Token': '{_g(_HX, 40)}', 'Accept': '*/*'}}"),
-    Case("totp", f"otpauth://totp/Acme:jdoe?secret={_g(_B32, 32)}&issuer=Acme"),
+    Case("log", f"DEBUG headers={{'X-Auth-Token': '{_g(HX, 40)}', 'Accept': '*/*'}}"),
+    Case("totp", f"otpauth://totp/Acme:jdoe?secret={_g(B32, 32)}&issuer=Acme"),
     Case(
         "jwk",
         json.dumps(
-            {"kty": "EC", "crv": "P-256", "x": _g(_URL, 43), "y": _g(_URL, 43), "d": _g(_URL, 43)}
+            {"kty": "EC", "crv": "P-256", "x": _g(URL, 43), "y": _g(URL, 43), "d": _g(URL, 43)}
         ),
     ),
-    Case("minisign", f"untrusted comment: minisign encrypted secret key\nRWRTY0Iy{_g(_B64, 150)}"),
+    Case("minisign", f"untrusted comment: minisign encrypted secret key\nRWRTY0Iy{_g(B64, 150)}"),
     # source code in sixteen languages
     Case("c", f'#define MQTT_PASS "{_pw()}"'),
     Case("rust", f'let res = client.get(url).basic_auth("admin", Some("{_pw()}")).send()?;'),
@@ -161,46 +143,44 @@ HOLDOUT5_SECRETS: tuple[Case, ...] = (
     Case("elixir", f'config :shop, Shop.Repo, username: "postgres", password: "{_pw()}"'),
     Case("haskell", f'conn <- connectPostgreSQL "host=db user=app password={_pw()}"'),
     Case("lua", f'local ok, err = red:auth("{_pw()}")'),
-    Case("r", f'Sys.setenv(OPENAI_KEY = "{_g(_AN, 40)}")'),
+    Case("r", f'Sys.setenv(OPENAI_KEY = "{_g(AN, 40)}")'),
     Case("perl", f'my $dbh = DBI->connect("dbi:Pg:dbname=app", "app", "{_pw()}");'),
     Case("scala", f'val cfg = ConfigFactory.parseString("db.password = {_pw()}")'),
-    Case("dart", f'const String kMapsKey = "{_g(_URL, 39)}";'),
-    Case("julia", f'headers = ["X-Auth" => "{_g(_AN, 32)}"]'),
+    Case("dart", f'const String kMapsKey = "{_g(URL, 39)}";'),
+    Case("julia", f'headers = ["X-Auth" => "{_g(AN, 32)}"]'),
     Case(
         "powershell",
-        f'Invoke-RestMethod -Uri $u -Headers @{{ "PRIVATE-TOKEN" = "{_g(_URL, 20)}" }}',
+        f'Invoke-RestMethod -Uri $u -Headers @{{ "PRIVATE-TOKEN" = "{_g(URL, 20)}" }}',
     ),
     Case("go", f'auth := smtp.PlainAuth("", "alerts@acme.io", "{_pw()}", "smtp.acme.io")'),
     Case("java", f'new UsernamePasswordAuthenticationToken("admin", "{_pw()}")'),
-    Case("swift", f'config.httpAdditionalHeaders = ["Authorization": "Token {_g(_HX, 40)}"]'),
+    Case("swift", f'config.httpAdditionalHeaders = ["Authorization": "Token {_g(HX, 40)}"]'),
     Case(
         "tsql",
-        f"CREATE DATABASE SCOPED CREDENTIAL blob WITH IDENTITY = 'SAS', SECRET = '{_g(_URL, 60)}';",
+        f"CREATE DATABASE SCOPED CREDENTIAL blob WITH IDENTITY = 'SAS', SECRET = '{_g(URL, 60)}';",
     ),
     # vendor tokens not in the older sets
-    Case("xai", f"XAI_KEY=xai-{_g(_AN, 80)}"),
-    Case("perplexity", f'client = OpenAI(api_key="pplx-{_g(_AN, 48)}", base_url=PPLX)'),
-    Case("doppler", f"doppler run --token dp.st.prd.{_g(_AN, 43)} -- ./start.sh"),
-    Case("flyio", f'FLY_API_TOKEN="FlyV1 fm2_{_g(_B64, 120)}"'),
-    Case("prefect", f"prefect cloud login -k pnu_{_g(_AN, 36)}"),
-    Case("airtable", f"Authorization: Bearer pat{_g(_AN, 14)}.{_g(_HX, 64)}"),
-    Case("buildkite", f"BUILDKITE_API_TOKEN=bkua_{_g(_HX, 40)}"),
-    Case("sonarqube", f"sonar-scanner -Dsonar.token=squ_{_g(_HX, 40)}"),
-    Case("onepassword", f"OP_SERVICE_ACCOUNT_TOKEN=ops_eyJ{_g(_B64, 200)}"),
-    Case("bitwarden", f"BWS_ACCESS_TOKEN=0.{_uuid()}.{_g(_AN, 30)}:{_g(_B64, 22)}=="),
-    Case("posthog", f"posthog.personal_api_key = 'phx_{_g(_AN, 43)}'"),
-    Case("braintree", f"access_token$production${_g(_LO + _D, 16)}${_g(_HX, 32)}"),
-    Case("square", f"oauth_secret: sq0csp-{_g(_URL, 43)}"),
+    Case("xai", f"XAI_KEY=xai-{_g(AN, 80)}"),
+    Case("perplexity", f'client = OpenAI(api_key="pplx-{_g(AN, 48)}", base_url=PPLX)'),
+    Case("doppler", f"doppler run --token dp.st.prd.{_g(AN, 43)} -- ./start.sh"),
+    Case("flyio", f'FLY_API_TOKEN="FlyV1 fm2_{_g(B64, 120)}"'),
+    Case("prefect", f"prefect cloud login -k pnu_{_g(AN, 36)}"),
+    Case("airtable", f"Authorization: Bearer pat{_g(AN, 14)}.{_g(HX, 64)}"),
+    Case("buildkite", f"BUILDKITE_API_TOKEN=bkua_{_g(HX, 40)}"),
+    Case("sonarqube", f"sonar-scanner -Dsonar.token=squ_{_g(HX, 40)}"),
+    Case("onepassword", f"OP_SERVICE_ACCOUNT_TOKEN=ops_eyJ{_g(B64, 200)}"),
+    Case("bitwarden", f"BWS_ACCESS_TOKEN=0.{_uuid()}.{_g(AN, 30)}:{_g(B64, 22)}=="),
+    Case("posthog", f"posthog.personal_api_key = 'phx_{_g(AN, 43)}'"),
+    Case("braintree", f"access_token$production${_g(LO + D, 16)}${_g(HX, 32)}"),
+    Case("square", f"oauth_secret: sq0csp-{_g(URL, 43)}"),
     Case(
         "alibaba",
-        f"aliyun configure set --access-key-id LTAI{_g(_AN, 20)} --access-key-secret {_g(_AN, 30)}",
+        f"aliyun configure set --access-key-id LTAI{_g(AN, 20)} --access-key-secret {_g(AN, 30)}",
     ),
-    Case(
-        "mapbox", f"MAPBOX_DOWNLOADS_TOKEN=sk.eyJ1IjoiYWNtZSIsImEiOi{_g(_URL, 30)}.{_g(_URL, 22)}"
-    ),
-    Case("discord", f"client.run('MT{_g(_AN, 24)}.{_g(_URL, 6)}.{_g(_URL, 38)}')"),
-    Case("dropbox", f"dbx = dropbox.Dropbox('sl.{_g(_URL, 135)}')"),
-    Case("mattermost", f"curl -X POST -d @msg.json https://chat.acme.io/hooks/{_g(_LO + _D, 26)}"),
+    Case("mapbox", f"MAPBOX_DOWNLOADS_TOKEN=sk.eyJ1IjoiYWNtZSIsImEiOi{_g(URL, 30)}.{_g(URL, 22)}"),
+    Case("discord", f"client.run('MT{_g(AN, 24)}.{_g(URL, 6)}.{_g(URL, 38)}')"),
+    Case("dropbox", f"dbx = dropbox.Dropbox('sl.{_g(URL, 135)}')"),
+    Case("mattermost", f"curl -X POST -d @msg.json https://chat.acme.io/hooks/{_g(LO + D, 26)}"),
     # chat, mail and prose in four languages
     Case("prose_de", f"Das WLAN-Passwort lautet {_pw()} (gilt bis Ende März)."),
     Case(
@@ -214,60 +194,58 @@ HOLDOUT5_SECRETS: tuple[Case, ...] = (
     Case(
         "mail",
         f"Hi Sam,\n\nGmail app password for the scanner: "
-        f"{_g(_LO, 4)} {_g(_LO, 4)} {_g(_LO, 4)} {_g(_LO, 4)}\n\nThanks",
+        f"{_g(LO, 4)} {_g(LO, 4)} {_g(LO, 4)} {_g(LO, 4)}\n\nThanks",
     ),
     Case("prose", f"ssh in as root with {_pw()} and restart nginx"),
     Case("prose", f"Passphrase for the release signing key is `{_pw()}`."),
     Case("prose", f"Credentials\nUser: svc_backup\nPassword -> {_pw()}"),
-    Case("prose", f"Rotated the API key this morning, new one → {_g(_AN, 32)}"),
+    Case("prose", f"Rotated the API key this morning, new one → {_g(AN, 32)}"),
 )
 
 HOLDOUT5_HARMLESS: tuple[Case, ...] = (
     # encrypted or hashed values
-    Case("", f"$ANSIBLE_VAULT;1.1;AES256\n{_g(_HX, 80)}\n{_g(_HX, 80)}"),
+    Case("", f"$ANSIBLE_VAULT;1.1;AES256\n{_g(HX, 80)}\n{_g(HX, 80)}"),
     Case(
         "",
-        f"password: ENC[AES256_GCM,data:{_g(_B64, 16)},iv:{_g(_B64, 43)}=,"
-        f"tag:{_g(_B64, 22)}==,type:str]",
+        f"password: ENC[AES256_GCM,data:{_g(B64, 16)},iv:{_g(B64, 43)}=,"
+        f"tag:{_g(B64, 22)}==,type:str]",
     ),
-    Case("", f"  encryptedData:\n    password: AgB{_g(_B64, 300)}"),
-    Case("", f"spring.datasource.password=ENC({_g(_B64, 44)})"),
+    Case("", f"  encryptedData:\n    password: AgB{_g(B64, 300)}"),
+    Case("", f"spring.datasource.password=ENC({_g(B64, 44)})"),
     Case(
         "",
-        f"root:$6$rounds=5000${_g(_B64.replace('+', '.'), 16)}${_g(_AN + './', 86)}"
+        f"root:$6$rounds=5000${_g(B64.replace('+', '.'), 16)}${_g(AN + './', 86)}"
         ":19700:0:99999:7:::",
     ),
-    Case("", f"admin:$2y$10${_g(_AN + './', 53)}"),
-    Case("", f"HashedControlPassword 16:{_g(_HX.upper(), 58)}"),
-    Case("", f'password_hash = "$argon2id$v=19$m=65536,t=3,p=4${_g(_B64, 22)}${_g(_B64, 43)}"'),
+    Case("", f"admin:$2y$10${_g(AN + './', 53)}"),
+    Case("", f"HashedControlPassword 16:{_g(HX.upper(), 58)}"),
+    Case("", f'password_hash = "$argon2id$v=19$m=65536,t=3,p=4${_g(B64, 22)}${_g(B64, 43)}"'),
     # fingerprints, content addresses, identifiers
-    Case("", f"ED25519 key fingerprint is SHA256:{_g(_B64, 43)}."),
-    Case("", ":".join(_g(_HX.upper(), 2) for _ in range(20)) + "  (SHA-1, upload key)"),
-    Case("", f'gpg: key {_g(_HX.upper(), 16)}: public key "Release <rel@acme.io>" imported'),
-    Case("", f"ipfs://bafybei{_g(_B32.lower(), 52)}"),
-    Case("", f"magnet:?xt=urn:btih:{_g(_HX, 40)}&dn=ubuntu-24.04.iso"),
-    Case("", f"http://{_g(_B32.lower(), 56)}.onion/"),
-    Case("", f"traceparent: 00-{_g(_HX, 32)}-{_g(_HX, 16)}-01"),
-    Case("", f"x-amz-request-id: {_g(_UP + _D, 16)}\nx-amz-id-2: {_g(_B64, 76)}="),
-    Case("", f"arn:aws:iam::{_g(_D, 12)}:role/ci-deploy"),
+    Case("", f"ED25519 key fingerprint is SHA256:{_g(B64, 43)}."),
+    Case("", ":".join(_g(HX.upper(), 2) for _ in range(20)) + "  (SHA-1, upload key)"),
+    Case("", f'gpg: key {_g(HX.upper(), 16)}: public key "Release <rel@acme.io>" imported'),
+    Case("", f"ipfs://bafybei{_g(B32.lower(), 52)}"),
+    Case("", f"magnet:?xt=urn:btih:{_g(HX, 40)}&dn=ubuntu-24.04.iso"),
+    Case("", f"http://{_g(B32.lower(), 56)}.onion/"),
+    Case("", f"traceparent: 00-{_g(HX, 32)}-{_g(HX, 16)}-01"),
+    Case("", f"x-amz-request-id: {_g(UP + D, 16)}\nx-amz-id-2: {_g(B64, 76)}="),
+    Case("", f"arn:aws:iam::{_g(D, 12)}:role/ci-deploy"),
     Case("", f'subscription_id = "{_uuid()}"\ntenant_id = "{_uuid()}"'),
-    Case("", f'uid: {_uuid()}\nresourceVersion: "{_g(_D, 7)}"'),
-    Case("", f"/nix/store/{_g(_B32.lower(), 32)}-python3-3.11.9"),
-    Case("", f"requests==2.32.3 --hash=sha256:{_g(_HX, 64)}"),
-    Case("", f"https://www.youtube.com/watch?v={_g(_URL, 11)}"),
-    Case("", f"commit {_g(_HX, 40)}\nAuthor: Jo <jo@acme.io>"),
-    Case(
-        "", f'  resolved "https://registry.yarnpkg.com/lodash/-/lodash-4.17.21.tgz#{_g(_HX, 40)}"'
-    ),
-    Case("", f"![diagram](data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAA{_g(_B64, 120)})"),
+    Case("", f'uid: {_uuid()}\nresourceVersion: "{_g(D, 7)}"'),
+    Case("", f"/nix/store/{_g(B32.lower(), 32)}-python3-3.11.9"),
+    Case("", f"requests==2.32.3 --hash=sha256:{_g(HX, 64)}"),
+    Case("", f"https://www.youtube.com/watch?v={_g(URL, 11)}"),
+    Case("", f"commit {_g(HX, 40)}\nAuthor: Jo <jo@acme.io>"),
+    Case("", f'  resolved "https://registry.yarnpkg.com/lodash/-/lodash-4.17.21.tgz#{_g(HX, 40)}"'),
+    Case("", f"![diagram](data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAA{_g(B64, 120)})"),
     # public by design
-    Case("", f"client_id: {_g(_D, 12)}-{_g(_LO + _D, 32)}.apps.googleusercontent.com"),
-    Case("", f"posthog.init('phc_{_g(_AN, 43)}', {{ api_host: 'https://eu.posthog.com' }})"),
-    Case("", f"SENTRY_DSN=https://{_g(_HX, 32)}@o{_g(_D, 6)}.ingest.sentry.io/{_g(_D, 7)}"),
-    Case("", f"gtag('config', 'G-{_g(_UP + _D, 10)}');"),
-    Case("", f"PublicKey = {_b64(_rng.randbytes(32))}\nEndpoint = vpn.acme.io:51820"),
-    Case("", json.dumps({"kty": "EC", "crv": "P-256", "x": _g(_URL, 43), "y": _g(_URL, 43)})),
-    Case("", f"untrusted comment: minisign public key 4F1A\nRWQ{_g(_B64, 53)}"),
+    Case("", f"client_id: {_g(D, 12)}-{_g(LO + D, 32)}.apps.googleusercontent.com"),
+    Case("", f"posthog.init('phc_{_g(AN, 43)}', {{ api_host: 'https://eu.posthog.com' }})"),
+    Case("", f"SENTRY_DSN=https://{_g(HX, 32)}@o{_g(D, 6)}.ingest.sentry.io/{_g(D, 7)}"),
+    Case("", f"gtag('config', 'G-{_g(UP + D, 10)}');"),
+    Case("", f"PublicKey = {b64(_rng.randbytes(32))}\nEndpoint = vpn.acme.io:51820"),
+    Case("", json.dumps({"kty": "EC", "crv": "P-256", "x": _g(URL, 43), "y": _g(URL, 43)})),
+    Case("", f"untrusted comment: minisign public key 4F1A\nRWQ{_g(B64, 53)}"),
     # references and templates
     Case("", "password: !secret mqtt_password"),
     Case("", 'password: "{{ vault_db_password }}"'),

@@ -22,44 +22,26 @@ prose about credentials. Values come from a fixed seed in each format's shape; n
 
 from __future__ import annotations
 
-import base64
 import json
-import random
-import string
 
 from benchmarks.secret_corpus import Case
+from benchmarks.secret_values import AN, B58, B64, BECH32, HX, LO, UP, URL, D, Values, b64
 
 __all__ = ["HOLDOUT6_HARMLESS", "HOLDOUT6_SECRETS"]
 
-_rng = random.Random(6006)
-_LO = string.ascii_lowercase
-_UP = string.ascii_uppercase
-_D = string.digits
-_AN = string.ascii_letters + _D
-_URL = _AN + "_-"
-_B64 = _AN + "+/"
-_HX = "0123456789abcdef"
-_B32 = _UP + "234567"
-_B58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
-_BECH = "qpzry9x8gf2tvdw0s3jn54khce6mua7l"
-
-
-def _g(alphabet: str, n: int) -> str:
-    return "".join(_rng.choice(alphabet) for _ in range(n))
+_values = Values(6006)
+_rng = _values.rng
+_g = _values.g
 
 
 def _pw() -> str:
     """A human-chosen-looking password: a word, digits, one symbol and a few characters."""
     word = _rng.choice(["Winter", "copper", "Lotus", "bridge", "Kestrel", "amber", "Nova", "fig"])
-    return word + _g(_D, 3) + _rng.choice("!#$%&*+-.@_") + _g(_AN, 3)
-
-
-def _b64(raw: bytes) -> str:
-    return base64.b64encode(raw).decode()
+    return word + _g(D, 3) + _rng.choice("!#$%&*+-.@_") + _g(AN, 3)
 
 
 def _uuid() -> str:
-    return f"{_g(_HX, 8)}-{_g(_HX, 4)}-4{_g(_HX, 3)}-a{_g(_HX, 3)}-{_g(_HX, 12)}"
+    return f"{_g(HX, 8)}-{_g(HX, 4)}-4{_g(HX, 3)}-a{_g(HX, 3)}-{_g(HX, 12)}"
 
 
 HOLDOUT6_SECRETS: tuple[Case, ...] = (
@@ -97,7 +79,7 @@ HOLDOUT6_SECRETS: tuple[Case, ...] = (
     Case("cli", f"wget --user=ci --password={_pw()} https://repo.acme.io/pkg.tgz"),
     Case(
         "cli",
-        f"az login --service-principal -u {_uuid()} -p {_g(_URL + '~.', 40)} --tenant acme.io",
+        f"az login --service-principal -u {_uuid()} -p {_g(URL + '~.', 40)} --tenant acme.io",
     ),
     Case(
         "cli", f"snowsql -a acme-xy12 -u loader --authenticator snowflake -P\nSNOWSQL_PWD={_pw()}"
@@ -110,7 +92,7 @@ HOLDOUT6_SECRETS: tuple[Case, ...] = (
         "offlineimap", f"[Repository Remote]\ntype = IMAP\nremoteuser = jdoe\nremotepass = {_pw()}"
     ),
     Case("sendmail", f'AuthInfo:smtp.acme.io "U:relay" "P:{_pw()}" "M:PLAIN"'),
-    Case("keepalived", f"authentication {{\n    auth_type PASS\n    auth_pass {_g(_AN, 8)}\n}}"),
+    Case("keepalived", f"authentication {{\n    auth_type PASS\n    auth_pass {_g(AN, 8)}\n}}"),
     Case("freeradius", f"client office {{\n    ipaddr = 10.1.0.0/16\n    secret = {_pw()}\n}}"),
     Case("nats", f'authorization {{\n  user: ingest\n  password: "{_pw()}"\n}}'),
     Case(
@@ -118,11 +100,11 @@ HOLDOUT6_SECRETS: tuple[Case, ...] = (
         "sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required "
         f'username="svc" password="{_pw()}";',
     ),
-    Case("strongswan", f': PSK "{_pw()}{_g(_AN, 8)}"'),
+    Case("strongswan", f': PSK "{_pw()}{_g(AN, 8)}"'),
     Case(
         "bind",
         'key "xfer-key" {\n    algorithm hmac-sha256;\n'
-        f'    secret "{_b64(_rng.randbytes(32))}";\n}};',
+        f'    secret "{b64(_rng.randbytes(32))}";\n}};',
     ),
     Case("snmp", f'createUser monitor SHA "{_pw()}" AES "{_pw()}"'),
     Case("nagios", f"$USER3$=svc_nagios\n$USER4$={_pw()}"),
@@ -133,17 +115,17 @@ HOLDOUT6_SECRETS: tuple[Case, ...] = (
     Case("webconfig", f'<add key="SmtpPassword" value="{_pw()}" />'),
     Case(
         "appsettings",
-        json.dumps({"AzureAd": {"ClientId": _uuid(), "ClientSecret": _g(_URL + "~.", 40)}}),
+        json.dumps({"AzureAd": {"ClientId": _uuid(), "ClientSecret": _g(URL + "~.", 40)}}),
     ),
     Case("hibernate", f'<property name="hibernate.connection.password">{_pw()}</property>'),
     Case("flyway", f"flyway.user=migrator\nflyway.password={_pw()}"),
     Case("vagrant", f'  config.ssh.password = "{_pw()}"'),
     Case("packer", json.dumps({"type": "vsphere-iso", "winrm_password": _pw()})),
     Case("helm", f"auth:\n  rootPassword: {_pw()}\n  replicationPassword: {_pw()}"),
-    Case("jupyter", f"c.ServerApp.token = '{_g(_HX, 48)}'"),
+    Case("jupyter", f"c.ServerApp.token = '{_g(HX, 48)}'"),
     Case("grafana", f"[security]\nadmin_user = admin\nadmin_password = {_pw()}"),
     # source code in more languages
-    Case("kotlin", f'private const val SIGNING_SECRET = "{_g(_AN, 32)}"'),
+    Case("kotlin", f'private const val SIGNING_SECRET = "{_g(AN, 32)}"'),
     Case(
         "csharp",
         'var client = new SmtpClient("smtp.acme.io") { Credentials = '
@@ -151,24 +133,23 @@ HOLDOUT6_SECRETS: tuple[Case, ...] = (
     ),
     Case("clojure", f'(def db {{:dbtype "postgresql" :user "app" :password "{_pw()}"}})'),
     Case("erlang", f'{{ok, C}} = epgsql:connect("db", "app", "{_pw()}", #{{database => "app"}}),'),
-    Case("ocaml", f'let api_secret = "{_g(_AN, 36)}"'),
+    Case("ocaml", f'let api_secret = "{_g(AN, 36)}"'),
     Case(
         "nim",
-        f'let client = newHttpClient(headers = newHttpHeaders({{"X-Api-Key": "{_g(_HX, 32)}"}}))',
+        f'let client = newHttpClient(headers = newHttpHeaders({{"X-Api-Key": "{_g(HX, 32)}"}}))',
     ),
-    Case("zig", f'const token: []const u8 = "{_g(_AN, 40)}";'),
+    Case("zig", f'const token: []const u8 = "{_g(AN, 40)}";'),
     Case(
         "groovy",
-        f"withCredentials([]) {{ sh \"curl -H 'X-JFrog-Art-Api: AKCp8{_g(_AN, 68)}' $URL\" }}",
+        f"withCredentials([]) {{ sh \"curl -H 'X-JFrog-Art-Api: AKCp8{_g(AN, 68)}' $URL\" }}",
     ),
-    Case("fish", f"set -gx GITLAB_TOKEN glpat-{_g(_URL, 20)}"),
+    Case("fish", f"set -gx GITLAB_TOKEN glpat-{_g(URL, 20)}"),
     Case("makefile", f"REGISTRY_PASS := {_pw()}\npush:\n\tdocker login -u ci -p $(REGISTRY_PASS)"),
     Case(
         "cmake",
-        f'set(LICENSE_KEY "{_g(_UP + _D, 5)}-{_g(_UP + _D, 5)}-'
-        f'{_g(_UP + _D, 5)}-{_g(_UP + _D, 5)}")',
+        f'set(LICENSE_KEY "{_g(UP + D, 5)}-{_g(UP + D, 5)}-{_g(UP + D, 5)}-{_g(UP + D, 5)}")',
     ),
-    Case("objc", f'NSString *const kClientSecret = @"{_g(_AN, 40)}";'),
+    Case("objc", f'NSString *const kClientSecret = @"{_g(AN, 40)}";'),
     Case("vb", f'Dim conn As New SqlConnection("Server=sql02;User Id=rpt;Password={_pw()};")'),
     Case("crystal", f'DB.open "mysql://root:{_pw()}@localhost/shop"'),
     Case("python", f'smtp.login("alerts@acme.io", "{_pw()}")'),
@@ -178,34 +159,34 @@ HOLDOUT6_SECRETS: tuple[Case, ...] = (
         f'await sftp.connect({{ host, username: "edi", password: "{_pw()}" }});',
     ),
     # vendor formats not in the older sets
-    Case("anthropic", f"ANTHROPIC_API_KEY=sk-ant-api03-{_g(_URL, 93)}AA"),
-    Case("groq", f'Groq(api_key="gsk_{_g(_AN, 52)}")'),
-    Case("replicate", f"export REPLICATE_API_TOKEN=r8_{_g(_AN, 37)}"),
-    Case("linear", f'headers = {{"Authorization": "lin_api_{_g(_AN, 40)}"}}'),
-    Case("notion", f"notion = Client(auth='ntn_{_g(_D, 11)}{_g(_AN, 35)}')"),
-    Case("figma", f"FIGMA_TOKEN=figd_{_g(_URL, 40)}"),
+    Case("anthropic", f"ANTHROPIC_API_KEY=sk-ant-api03-{_g(URL, 93)}AA"),
+    Case("groq", f'Groq(api_key="gsk_{_g(AN, 52)}")'),
+    Case("replicate", f"export REPLICATE_API_TOKEN=r8_{_g(AN, 37)}"),
+    Case("linear", f'headers = {{"Authorization": "lin_api_{_g(AN, 40)}"}}'),
+    Case("notion", f"notion = Client(auth='ntn_{_g(D, 11)}{_g(AN, 35)}')"),
+    Case("figma", f"FIGMA_TOKEN=figd_{_g(URL, 40)}"),
     Case(
         "atlassian",
         "jira = JIRA(server, basic_auth=('me@acme.io', "
-        f"'ATATT3xFfGF0{_g(_URL, 180)}={_g(_HX.upper(), 8)}'))",
+        f"'ATATT3xFfGF0{_g(URL, 180)}={_g(HX.upper(), 8)}'))",
     ),
-    Case("tailscale", f"tailscale up --authkey tskey-auth-k{_g(_AN, 16)}-{_g(_AN, 33)}"),
-    Case("supabase", f"supabase login --token sbp_{_g(_HX, 40)}"),
+    Case("tailscale", f"tailscale up --authkey tskey-auth-k{_g(AN, 16)}-{_g(AN, 33)}"),
+    Case("supabase", f"supabase login --token sbp_{_g(HX, 40)}"),
     Case(
         "planetscale",
-        f"DATABASE_URL='mysql://{_g(_LO + _D, 12)}:pscale_pw_{_g(_URL, 43)}"
+        f"DATABASE_URL='mysql://{_g(LO + D, 12)}:pscale_pw_{_g(URL, 43)}"
         "@aws.connect.psdb.cloud/app'",
     ),
-    Case("newrelic", f"NEW_RELIC_API_KEY=NRAK-{_g(_UP + _D, 27)}"),
-    Case("dynatrace", f"DT_API_TOKEN=dt0c01.{_g(_UP + _D, 24)}.{_g(_UP + _D, 64)}"),
+    Case("newrelic", f"NEW_RELIC_API_KEY=NRAK-{_g(UP + D, 27)}"),
+    Case("dynatrace", f"DT_API_TOKEN=dt0c01.{_g(UP + D, 24)}.{_g(UP + D, 64)}"),
     Case(
         "databricks",
-        f"databricks configure --host https://adb-1.azuredatabricks.net --token dapi{_g(_HX, 32)}",
+        f"databricks configure --host https://adb-1.azuredatabricks.net --token dapi{_g(HX, 32)}",
     ),
-    Case("telegram", f"bot = telebot.TeleBot('{_g(_D, 10)}:AA{_g(_URL, 33)}')"),
-    Case("twilio", f"client = Client('SK{_g(_HX, 32)}', '{_g(_AN, 32)}', account_sid)"),
-    Case("clickup", f"CLICKUP_TOKEN=pk_{_g(_D, 8)}_{_g(_UP + _D, 32)}"),
-    Case("resend", f"resend.api_key = 're_{_g(_AN, 8)}_{_g(_AN, 24)}'"),
+    Case("telegram", f"bot = telebot.TeleBot('{_g(D, 10)}:AA{_g(URL, 33)}')"),
+    Case("twilio", f"client = Client('SK{_g(HX, 32)}', '{_g(AN, 32)}', account_sid)"),
+    Case("clickup", f"CLICKUP_TOKEN=pk_{_g(D, 8)}_{_g(UP + D, 32)}"),
+    Case("resend", f"resend.api_key = 're_{_g(AN, 8)}_{_g(AN, 24)}'"),
     # prose and chat in eight languages
     Case("prose_it", f"La password dell'utente admin è {_pw()}, cambiala al primo accesso."),
     Case("prose_pt", f"A senha do Wi-Fi do escritório é {_pw()}"),
@@ -226,113 +207,111 @@ HOLDOUT6_SECRETS: tuple[Case, ...] = (
 
 HOLDOUT6_HARMLESS: tuple[Case, ...] = (
     # public keys and addresses
-    Case("", f"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI{_g(_B64, 43)} deploy@ci"),
-    Case("", f"public_key: ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABgQ{_g(_B64, 200)}"),
-    Case("", f"# public key: age1{_g(_BECH, 58)}"),
+    Case("", f"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI{_g(B64, 43)} deploy@ci"),
+    Case("", f"public_key: ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABgQ{_g(B64, 200)}"),
+    Case("", f"# public key: age1{_g(BECH32, 58)}"),
     Case(
         "",
         "-----BEGIN PGP PUBLIC KEY BLOCK-----\n\nmQINBG"
-        f"{_g(_B64, 64)}\n{_g(_B64, 64)}\n=AbCd\n-----END PGP PUBLIC KEY BLOCK-----",
+        f"{_g(B64, 64)}\n{_g(B64, 64)}\n=AbCd\n-----END PGP PUBLIC KEY BLOCK-----",
     ),
     Case(
         "",
-        f"-----BEGIN CERTIFICATE-----\nMIIDdzCCAl+gAwIBAgIE{_g(_B64, 44)}\n"
-        f"{_g(_B64, 64)}\n-----END CERTIFICATE-----",
+        f"-----BEGIN CERTIFICATE-----\nMIIDdzCCAl+gAwIBAgIE{_g(B64, 44)}\n"
+        f"{_g(B64, 64)}\n-----END CERTIFICATE-----",
     ),
     Case(
         "",
         json.dumps(
-            {"kty": "RSA", "use": "sig", "kid": _g(_URL, 20), "n": _g(_URL, 342), "e": "AQAB"}
+            {"kty": "RSA", "use": "sig", "kid": _g(URL, 20), "n": _g(URL, 342), "e": "AQAB"}
         ),
     ),
-    Case("", f"npub1{_g(_BECH, 58)}"),
-    Case("", f"Send donations to bc1q{_g(_BECH, 38)} or 0x{_g(_HX + 'ABCDEF', 40)}"),
-    Case("", f'treasury_public_key = "{_g(_B58, 44)}"'),
-    Case("", f"STRIPE_PUBLISHABLE_KEY=pk_live_{_g(_AN, 99)}"),
-    Case("", f'<div class="g-recaptcha" data-sitekey="6L{_g(_URL, 38)}"></div>'),
-    Case("", f"mapboxgl.accessToken = 'pk.eyJ1IjoiYWNtZSIsImEiOi{_g(_URL, 30)}.{_g(_URL, 22)}';"),
-    Case("", f"VAPID_PUBLIC_KEY=B{_g(_URL, 86)}"),
-    Case("", f"server_public_key = {_b64(_rng.randbytes(32))}"),
+    Case("", f"npub1{_g(BECH32, 58)}"),
+    Case("", f"Send donations to bc1q{_g(BECH32, 38)} or 0x{_g(HX + 'ABCDEF', 40)}"),
+    Case("", f'treasury_public_key = "{_g(B58, 44)}"'),
+    Case("", f"STRIPE_PUBLISHABLE_KEY=pk_live_{_g(AN, 99)}"),
+    Case("", f'<div class="g-recaptcha" data-sitekey="6L{_g(URL, 38)}"></div>'),
+    Case("", f"mapboxgl.accessToken = 'pk.eyJ1IjoiYWNtZSIsImEiOi{_g(URL, 30)}.{_g(URL, 22)}';"),
+    Case("", f"VAPID_PUBLIC_KEY=B{_g(URL, 86)}"),
+    Case("", f"server_public_key = {b64(_rng.randbytes(32))}"),
     # fingerprints, pins and digests
-    Case("", f"Key fingerprint = {' '.join(_g(_HX.upper(), 4) for _ in range(10))}"),
-    Case("", "SHA256 Fingerprint=" + ":".join(_g(_HX.upper(), 2) for _ in range(32))),
-    Case("", "RSA key fingerprint is MD5:" + ":".join(_g(_HX, 2) for _ in range(16)) + "."),
-    Case("", f"|1|{_g(_B64, 27)}=|{_g(_B64, 27)}= ecdsa-sha2-nistp256 AAAAE2VjZHNh"),
-    Case("", f"acme.io. 3600 IN DS 2371 13 2 {_g(_HX.upper(), 64)}"),
-    Case("", f"acme.io. IN SSHFP 4 2 {_g(_HX, 64)}"),
-    Case("", f'Public-Key-Pins: pin-sha256="{_g(_B64, 43)}="; max-age=5184000'),
-    Case("", f"_443._tcp.mail.acme.io. IN TLSA 3 1 1 {_g(_HX, 64)}"),
-    Case("", f'"integrity": "sha512-{_g(_B64, 86)}=="'),
-    Case("", f"github.com/pkg/errors v0.9.1 h1:{_g(_B64, 43)}="),
-    Case("", f'checksum = "{_g(_HX, 64)}"'),
-    Case("", f"image: ghcr.io/acme/api@sha256:{_g(_HX, 64)}"),
-    Case("", f"version https://git-lfs.github.com/spec/v1\noid sha256:{_g(_HX, 64)}\nsize 1048576"),
-    Case("", f"signing_key_fingerprint: {_g(_HX.upper(), 40)}"),
+    Case("", f"Key fingerprint = {' '.join(_g(HX.upper(), 4) for _ in range(10))}"),
+    Case("", "SHA256 Fingerprint=" + ":".join(_g(HX.upper(), 2) for _ in range(32))),
+    Case("", "RSA key fingerprint is MD5:" + ":".join(_g(HX, 2) for _ in range(16)) + "."),
+    Case("", f"|1|{_g(B64, 27)}=|{_g(B64, 27)}= ecdsa-sha2-nistp256 AAAAE2VjZHNh"),
+    Case("", f"acme.io. 3600 IN DS 2371 13 2 {_g(HX.upper(), 64)}"),
+    Case("", f"acme.io. IN SSHFP 4 2 {_g(HX, 64)}"),
+    Case("", f'Public-Key-Pins: pin-sha256="{_g(B64, 43)}="; max-age=5184000'),
+    Case("", f"_443._tcp.mail.acme.io. IN TLSA 3 1 1 {_g(HX, 64)}"),
+    Case("", f'"integrity": "sha512-{_g(B64, 86)}=="'),
+    Case("", f"github.com/pkg/errors v0.9.1 h1:{_g(B64, 43)}="),
+    Case("", f'checksum = "{_g(HX, 64)}"'),
+    Case("", f"image: ghcr.io/acme/api@sha256:{_g(HX, 64)}"),
+    Case("", f"version https://git-lfs.github.com/spec/v1\noid sha256:{_g(HX, 64)}\nsize 1048576"),
+    Case("", f"signing_key_fingerprint: {_g(HX.upper(), 40)}"),
     # password hashes of more schemes
-    Case("", f"admin:$apr1${_g(_AN, 8)}${_g(_AN + './', 22)}"),
-    Case("", f"authentication_string: *{_g(_HX.upper(), 40)}"),
+    Case("", f"admin:$apr1${_g(AN, 8)}${_g(AN + './', 22)}"),
+    Case("", f"authentication_string: *{_g(HX.upper(), 40)}"),
     Case(
         "",
-        f"rolpassword | SCRAM-SHA-256$4096:{_g(_B64, 24)}${_g(_B64, 43)}=:{_g(_B64, 43)}=",
+        f"rolpassword | SCRAM-SHA-256$4096:{_g(B64, 24)}${_g(B64, 43)}=:{_g(B64, 43)}=",
     ),
-    Case("", f"password = pbkdf2_sha256$600000${_g(_AN, 22)}${_g(_B64, 43)}="),
-    Case("", f"userPassword: {{SSHA}}{_g(_B64, 32)}"),
+    Case("", f"password = pbkdf2_sha256$600000${_g(AN, 22)}${_g(B64, 43)}="),
+    Case("", f"userPassword: {{SSHA}}{_g(B64, 32)}"),
     Case(
         "",
-        f'set system root-authentication encrypted-password "$6${_g(_AN, 8)}${_g(_AN + "./", 86)}"',
+        f'set system root-authentication encrypted-password "$6${_g(AN, 8)}${_g(AN + "./", 86)}"',
     ),
-    Case("", f"username netops privilege 15 secret 9 $9${_g(_AN, 14)}${_g(_AN + './', 43)}"),
-    Case("", f"basicauth /admin/* {{\n    bob $2a$14${_g(_AN + './', 53)}\n}}"),
-    Case("", f'hashed_password: "$argon2i$v=19$m=4096,t=3,p=1${_g(_B64, 22)}${_g(_B64, 43)}"'),
+    Case("", f"username netops privilege 15 secret 9 $9${_g(AN, 14)}${_g(AN + './', 43)}"),
+    Case("", f"basicauth /admin/* {{\n    bob $2a$14${_g(AN + './', 53)}\n}}"),
+    Case("", f'hashed_password: "$argon2i$v=19$m=4096,t=3,p=1${_g(B64, 22)}${_g(B64, 43)}"'),
     # encrypted and sealed values
-    Case("", f"db_password: ENC[PKCS7,MIIBiQYJKoZIhvcNAQcDoIIBejCCAXYCAQAx{_g(_B64, 120)}]"),
+    Case("", f"db_password: ENC[PKCS7,MIIBiQYJKoZIhvcNAQcDoIIBejCCAXYCAQAx{_g(B64, 120)}]"),
     Case(
         "",
         json.dumps(
             {
                 "id": "prod",
                 "password": {
-                    "encrypted_data": _g(_B64, 44),
-                    "iv": _g(_B64, 16),
-                    "auth_tag": _g(_B64, 22),
+                    "encrypted_data": _g(B64, 44),
+                    "iv": _g(B64, 16),
+                    "auth_tag": _g(B64, 22),
                     "version": 3,
                     "cipher": "aes-256-gcm",
                 },
             }
         ),
     ),
-    Case("", f"ciphertext: vault:v1:{_g(_B64, 64)}"),
-    Case("", f"encrypted_token = AQICAHh{_g(_B64, 160)}=="),
-    Case("", f"{_g(_B64, 120)}--{_g(_B64, 16)}--{_g(_B64, 22)}=="),
-    Case("", f"spring.datasource.password={{cipher}}{_g(_HX, 96)}"),
+    Case("", f"ciphertext: vault:v1:{_g(B64, 64)}"),
+    Case("", f"encrypted_token = AQICAHh{_g(B64, 160)}=="),
+    Case("", f"{_g(B64, 120)}--{_g(B64, 16)}--{_g(B64, 22)}=="),
+    Case("", f"spring.datasource.password={{cipher}}{_g(HX, 96)}"),
     Case(
         "",
-        f"-----BEGIN PGP MESSAGE-----\n\nhQIMA{_g(_B64, 60)}\n{_g(_B64, 64)}\n"
+        f"-----BEGIN PGP MESSAGE-----\n\nhQIMA{_g(B64, 60)}\n{_g(B64, 64)}\n"
         "=xYzW\n-----END PGP MESSAGE-----",
     ),
-    Case("", f"sealed_api_key: AgA{_g(_B64, 200)}"),
+    Case("", f"sealed_api_key: AgA{_g(B64, 200)}"),
     Case(
         "",
-        f"client_secret: !vault |\n  $ANSIBLE_VAULT;1.1;AES256\n  {_g(_HX, 64)}\n  {_g(_HX, 64)}",
+        f"client_secret: !vault |\n  $ANSIBLE_VAULT;1.1;AES256\n  {_g(HX, 64)}\n  {_g(HX, 64)}",
     ),
-    Case(
-        "", f"age-encryption.org/v1\n-> X25519 {_g(_B64, 43)}\n{_g(_B64, 43)}\n--- {_g(_B64, 43)}"
-    ),
+    Case("", f"age-encryption.org/v1\n-> X25519 {_g(B64, 43)}\n{_g(B64, 43)}\n--- {_g(B64, 43)}"),
     # identifiers and documentation examples
-    Case("", f"Refunded charge ch_{_g(_AN, 24)} for customer cus_{_g(_AN, 14)}"),
+    Case("", f"Refunded charge ch_{_g(AN, 24)} for customer cus_{_g(AN, 14)}"),
     Case(
         "",
-        f"payment_intent: pi_{_g(_AN, 24)}\nclient_secret: pi_{_g(_AN, 24)}_secret_{_g(_AN, 25)}",
+        f"payment_intent: pi_{_g(AN, 24)}\nclient_secret: pi_{_g(AN, 24)}_secret_{_g(AN, 25)}",
     ),
     Case(
         "",
         "AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE\nAWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
     ),
     Case("", "api_key: sk-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"),
-    Case("", f"x-request-id: req_{_g(_AN, 24)}\ncf-ray: {_g(_HX, 16)}-FRA"),
-    Case("", f"build_id: {_g(_HX, 40)}"),
-    Case("", f'ETag: W/"{_g(_HX, 32)}"'),
-    Case("", f'"instance_id": "i-{_g(_HX, 17)}", "ami": "ami-{_g(_HX, 17)}"'),
+    Case("", f"x-request-id: req_{_g(AN, 24)}\ncf-ray: {_g(HX, 16)}-FRA"),
+    Case("", f"build_id: {_g(HX, 40)}"),
+    Case("", f'ETag: W/"{_g(HX, 32)}"'),
+    Case("", f'"instance_id": "i-{_g(HX, 17)}", "ami": "ami-{_g(HX, 17)}"'),
     # masked, referenced, generated
     Case("", "password: '••••••••'\ntoken: ghp_****************************WXYZ"),
     Case("", "DB_PASSWORD=${{ secrets.DB_PASSWORD }}"),

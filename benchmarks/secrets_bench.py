@@ -2,9 +2,9 @@
 
 Run ``python -m benchmarks.secrets_bench``; prints the README tables (Markdown). Each held-out
 set was written before the detector was tuned for it; once looked at, a set becomes a tuning
-set. The detector is now tuned on the first six and checked on
-:mod:`benchmarks.secret_holdout6_corpus` alone, which was committed before any detector
-change of round 6 and measured once before and once at the end of it.
+set. Round 7 tuned on all six held-out sets here (held-out 6 last); the next check is a set
+written by someone who has not read the detector. A set labelled "never tuned on" shows its
+totals only, never its cases.
 """
 
 from __future__ import annotations
@@ -50,15 +50,15 @@ SETS: tuple[tuple[str, tuple[Case, ...], tuple[Case, ...]], ...] = (
     ("held-out 1 (stop 22; tuned on it since)", HELDOUT_SECRETS, HELDOUT_HARMLESS),
     ("held-out 2 (stop 23; tuned on it since)", CHECK_SECRETS, CHECK_HARMLESS),
     ("held-out 3 (stop 24; tuned on it since)", HOLDOUT3_SECRETS, HOLDOUT3_HARMLESS),
-    ("held-out 4 (stop 24; tuned on it in round 5)", HOLDOUT4_SECRETS, HOLDOUT4_HARMLESS),
+    ("held-out 4 (stop 24; tuned on it in rounds 5 and 7)", HOLDOUT4_SECRETS, HOLDOUT4_HARMLESS),
     ("held-out 5 (stop 25; tuned on it in round 6)", HOLDOUT5_SECRETS, HOLDOUT5_HARMLESS),
-    ("held-out 6 (written before round 6, never tuned on)", HOLDOUT6_SECRETS, HOLDOUT6_HARMLESS),
+    ("held-out 6 (stop 25; tuned on it in round 7)", HOLDOUT6_SECRETS, HOLDOUT6_HARMLESS),
 )
 
 
 def main() -> None:
     """Print the per-type table of the planted set, one row per set, then the misses and false
-    positives of every set but the last (held out: only its totals are shown)."""
+    positives of every set tuned on (a set never tuned on shows only its totals)."""
     results = [(name, evaluate(secrets=sec, harmless=harm)) for name, sec, harm in SETS]
     kinds = Counter(c.kind for c in SECRETS)
     missed = Counter(c.kind for c in results[0][1]["missed"])  # type: ignore[attr-defined]
@@ -76,7 +76,9 @@ def main() -> None:
             f"({100 * fp_rate:.1f} %) |"
         )
     print(f"\n{results[0][1]['ms_per_text']:.2f} ms per text (planted set)")
-    for name, r in results[:-1]:  # the set checked once keeps its cases unseen
+    for name, r in results:
+        if "never tuned on" in name:  # a set checked once keeps its cases unseen
+            continue
         for case in r["missed"]:  # type: ignore[attr-defined]
             print(f"{name}: missed {case.kind}")
         for case in r["flagged"]:  # type: ignore[attr-defined]

@@ -69,13 +69,17 @@ _STORAGE = frozenset({"base", "data", "value", "b64", "base64", "hex", "string",
 # Words that make any credential key an authentication one (a UUID under it is a secret).
 _AUTH_WORDS = frozenset({"auth", "api", "apikey", "access", "secret", "password", "private"})
 _WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+_ENV_VAR = re.compile(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
 
 _VALUE = r"(?P<value>\"[^\"]*\"|'[^']*'|`[^`]*`|[^\s'\"`;,<>()]+)"
 _QUOTED = r"(?P<value>\"[^\"]*\"|'[^']*')"
 _KEY = r"(?P<key>[A-Za-z_$@][\w.\-]*)"
 _SYNTAXES: tuple[re.Pattern[str], ...] = (
-    # key = value, key: value, "key": "value", key => value
-    re.compile(rf"(?P<q>['\"]?){_KEY}(?P=q)[ \t]*(?:=>|:=|=|:(?!:))[ \t]*{_VALUE}"),
+    # key = value, key: value, "key": "value", key => value (a key starts after no other key
+    # character: one try per word, not per letter)
+    re.compile(
+        rf"(?<![\w.$@])(?<!\w-)(?P<q>['\"]?){_KEY}(?P=q)[ \t]*(?:=>|:=|=|:(?!:))[ \t]*{_VALUE}"
+    ),
     # fish ``set -x KEY value``, csh ``setenv KEY value``, ``--password value``, ``-Password v``
     re.compile(rf"(?:\bset(?:[ \t]+-[A-Za-z]+)+|\bsetenv)[ \t]+{_KEY}[ \t]+{_VALUE}"),
     re.compile(rf"(?<!\S)--?(?=[A-Za-z]{{2}}){_KEY}[ \t]+(?!-){_VALUE}"),
@@ -114,9 +118,11 @@ def names_credential(key: str) -> bool:
 
 
 def names_auth_credential(key: str) -> bool:
-    """Whether ``key`` names a credential and says it authenticates (``_authToken``)."""
+    """Whether ``key`` names a credential and says it authenticates (``_authToken``); an
+    environment variable naming one (``SNYK_TOKEN``) does by convention."""
     words = {w.lower() for w in _WORDS.findall(key)}
-    return names_credential(key) and bool(words & _AUTH_WORDS or "apikey" in key.lower())
+    authenticates = words & _AUTH_WORDS or "apikey" in key.lower() or _ENV_VAR.match(key)
+    return names_credential(key) and bool(authenticates)
 
 
 def assignment_spans(line: str) -> Iterator[tuple[int, int]]:

@@ -24,7 +24,9 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from llama_kb.ingest.guards._evidence import is_encrypted, shape_score
+from llama_kb.ingest.guards._evidence import RANDOM, is_encrypted, shape_score
+from llama_kb.ingest.guards._languages import KEY_STEMS, PASSWORD_STEMS, PHRASES, TOKEN_STEMS
+from llama_kb.ingest.guards._values import UUID
 
 __all__ = [
     "ContextFinding",
@@ -91,10 +93,13 @@ _WEAK_WORDS = {
     "signin": "password",
     "connect": "password",
     "connection": "password",
+    "identify": "password",  # IRC's NickServ, and prose
+    "authenticate": "password",
     "hmac": "key",
     # networks named before their pass phrase: ``wifi: Guest / ...``
     "wifi": "password",
     "wlan": "password",
+    "community": "password",  # SNMP's password
 }
 _NOT_COMPOUND = frozenset(
     {"bypass", "compass", "surpass", "trespass", "overpass", "underpass", "multipass", "oauth"}
@@ -118,7 +123,13 @@ _NOT_SECRET = frozenset(
 )
 # Lines without any credential word (or a part of one) are skipped cheaply.
 _HINT = re.compile(
-    "|".join(sorted({*_STRONG_WORDS, *_WEAK_WORDS, *(w for w, _ in _STRONG_SUFFIXES), "pass"})),
+    "|".join(
+        sorted(
+            {*_STRONG_WORDS, *_WEAK_WORDS, *(w for w, _ in _STRONG_SUFFIXES), *PASSWORD_STEMS}
+            | {*KEY_STEMS, *TOKEN_STEMS, "pass"}
+        )
+        + [p.pattern for p, _ in PHRASES]
+    ),
     re.IGNORECASE,
 )
 _BEFORE_TOKENS = 3
@@ -128,14 +139,20 @@ _QUALIFIER = re.compile(r"([^\W\d][\w]*)[ \t-]+$")
 _IDENT = re.compile(r"[^\W\d][\w.-]*")
 _SPLIT = re.compile(r"[A-Z]+(?![a-zà-ÿ])|[A-Z]?[a-zà-ÿ]+|\d+")
 _OAUTH = re.compile("oauth", re.IGNORECASE)  # one word, not O + Auth
-_PHRASES = re.compile(r"\bmot[- ]de[- ]passe\b", re.IGNORECASE)
+_LETTERS = re.compile(r"[^\W\d_]+")
+# A long random run of base64 (armoured data): the letters inside it are not words (``vPw5G``).
+_RANDOM_RUN = re.compile(r"[A-Za-z0-9+/]{24,}")
+# Scripts written without spaces: their characters next to a value are not part of it.
+_CJK = "\u3000-\u9fff\uac00-\ud7af\uff00-\uffef"
+_CJK_EDGES = re.compile(f"^[{_CJK}]+|[{_CJK}]+$")
 # A quoted string without spaces, or a run between separators (``&`` only before ``key=``).
 _TOKEN = re.compile(
     r"\"[^\"\s=:;,(){}\[\]<>]+\"|'[^'\s=:;,(){}\[\]<>]+'|`[^`\s=:;,(){}\[\]<>]+`|"
     r"(?:[^\s'\"`,;()\[\]{}<>|&=:]|&(?![\w.-]+=))+"
 )
 _QUOTES = "'\"`"
-_KEY_AFTER = re.compile(r"['\"]?=(?!=)|['\"]:")  # key=, "key":, not a prose colon
+_TOKEN_REST = re.compile(r"[^\s'\"`,;()\[\]{}<>|]*")
+_KEY_AFTER = re.compile(r"['\"]?=(?!=)|['\"]:|(?<=['\"]):")  # key=, "key":, not a prose colon
 _TRAILING = ".!?:#*"
 _LEADING = "*#"
 # Options that take a password: ``-p secret``, ``-P 'secret'``, ``/p:secret``, ``-psecret``.
@@ -191,7 +208,12 @@ def word_strength(identifier: str) -> tuple[int, str]:
 
 
 def identifier_words(identifier: str) -> list[str]:
-    """``DD_APP_KEY`` -> ``dd app key``; ``kMapsKey`` -> ``k maps key``; ``OAuth`` one word."""
+    """``DD_APP_KEY`` -> ``dd app key``; ``kMapsKey`` -> ``k maps key``; ``OAuth`` one word.
+
+    Outside the Latin-1 letters (``Hasło``, ``Пароль``) words are runs of letters, lower-cased.
+    """
+    if any(ord(c) > 0xFF for c in identifier):
+        return [w.lower() for w in _LETTERS.findall(identifier)]
     return [w.lower() for w in _SPLIT.findall(_OAUTH.sub("Oauth", identifier)) if not w.isdigit()]
 
 
@@ -202,6 +224,12 @@ def _strength(word: str) -> tuple[int, str]:
         return _WEAK, _WEAK_WORDS[word]
     if word in _NOT_COMPOUND or len(word) > 24:
         return 0, ""
+    if word.startswith(PASSWORD_STEMS):
+        return _STRONG, "password"
+    if word.startswith(TOKEN_STEMS):
+        return _STRONG, "token"
+    if word.startswith(KEY_STEMS):
+        return _WEAK, "key"
     for suffix, named in _STRONG_SUFFIXES:
         if word.endswith(suffix) and len(word) > len(suffix):
             return _STRONG, named
@@ -217,7 +245,7 @@ def context_findings(lines: Sequence[str]) -> Iterator[ContextFinding]:
     columns: _Columns | None = None
     for index, line in enumerate(lines):
         number = index + 1
-        following = lines[index + 1] if index + 1 < len(lines) else ""
+        following = lines[index + 1 : index + 3]
         if _HINT.search(line):
             yield from _word_contexts(number, line, following)
         yield from _flag_contexts(number, line)
@@ -226,10 +254,15 @@ def context_findings(lines: Sequence[str]) -> Iterator[ContextFinding]:
             yield from _column_values(number, line, columns)
 
 
-def _word_contexts(number: int, line: str, following: str) -> Iterator[ContextFinding]:
-    idents = (m for m in _IDENT.finditer(line) if _HINT.search(m.group()))
+def _word_contexts(number: int, line: str, following: Sequence[str]) -> Iterator[ContextFinding]:
+    data = [r.span() for r in _RANDOM_RUN.finditer(line) if shape_score(r.group()) == RANDOM]
+    idents = (
+        m
+        for m in _IDENT.finditer(line)
+        if _HINT.search(m.group()) and not any(a <= m.start() < b for a, b in data)
+    )
     contexts = [(m, *word_strength(m.group())) for m in idents]
-    contexts += [(m, _STRONG, "password") for m in _PHRASES.finditer(line)]
+    contexts += [(m, _STRONG, kind) for phrase, kind in PHRASES for m in phrase.finditer(line)]
     for match, strength, kind in contexts:
         if not strength or qualified_before(line, match.start()):
             continue
@@ -240,13 +273,28 @@ def _word_contexts(number: int, line: str, following: str) -> Iterator[ContextFi
         if re.search(r"\w", rest):
             # ``access_token$production$...``: a ``$`` right after the word joins its value
             shift = match.end() + (rest[:1] == "$" and rest[1:2].isalpha())
-            found = _value_after(line[shift : match.end() + len(rest)], strength)
-            if found:
-                yield ContextFinding(number, kind, shift + found[0], shift + found[1])
-        elif following:  # the word ends its line: the value is the next line
-            found = _value_after(following[:_WINDOW_CHARS], strength, max_fillers=0)
-            if found:
-                yield ContextFinding(number + 1, kind, *found)
+            window_end = match.end() + len(rest)
+            found = _value_after(line[shift:window_end], strength)
+            if found:  # a value longer than the window ends where its token ends
+                end = shift + found[1]
+                tail = _TOKEN_REST.match(line, end) if end == window_end else None
+                end += len(tail.group()) if tail else 0
+                yield ContextFinding(number, kind, shift + found[0], end)
+        else:  # the word ends its line: the value is the next line, or the one after a user
+            yield from _next_line_value(number, kind, strength, following)
+
+
+def _next_line_value(
+    number: int, kind: str, strength: int, following: Sequence[str]
+) -> Iterator[ContextFinding]:
+    """The value on the line after a credential word, or after a lone user name under it."""
+    for offset, text in enumerate(following, 1):
+        found = _value_after(text[:_WINDOW_CHARS], strength, max_fillers=0)
+        if found:
+            yield ContextFinding(number + offset, kind, *found)
+            return
+        if not _IDENT.fullmatch(text.strip()):  # only a user name may stand between
+            return
 
 
 def qualified_before(line: str, start: int) -> bool:
@@ -269,6 +317,8 @@ def _value_before(line: str, start: int, strength: int) -> tuple[int, int] | Non
     tokens = [t for t in _TOKEN.finditer(line[window:start]) if t.start() or not window]
     tokens = tokens[-_BEFORE_TOKENS:]
     for token in reversed(tokens):
+        if _KEY_BEFORE.search(line, 0, window + token.start()):
+            return None  # the value of another key (``"iv": "...", "auth_tag"``)
         value = _unwrapped(token.group())
         if strength + shape_score(value) - 1 >= THRESHOLD:
             start = window + token.start() + token.group().index(value)
@@ -289,7 +339,10 @@ def _value_after(
         adjacent = not fillers and not rest[: token.start()].strip(" \t-_")
         if (adjacent and value.lower() in _NOT_SECRET) or is_encrypted(value):
             return None  # "key fingerprint", "password hash", "secret ENC[...]"
-        if strength + shape_score(value) - (fillers > 2) >= THRESHOLD:
+        score = shape_score(value)
+        if adjacent and strength == _STRONG and UUID.match(value):
+            score = RANDOM  # "consul token <uuid>": right after a strong word, a UUID is one
+        if strength + score - (fillers > 2) >= THRESHOLD:
             start = token.start() + token.group().index(value)
             return start, start + len(value)
         if _KEY_AFTER.match(rest, token.end()) and _IDENT.fullmatch(value):
@@ -301,7 +354,7 @@ def _unwrapped(token: str) -> str:
     """The value in a token: no quotes, emphasis or closing punctuation; ``""`` for ``x...``."""
     if token.rstrip(_QUOTES).endswith(("...", "…")):
         return ""
-    return token.strip(_QUOTES).lstrip(_LEADING).rstrip(_TRAILING)
+    return _CJK_EDGES.sub("", token.strip(_QUOTES)).lstrip(_LEADING).rstrip(_TRAILING)
 
 
 def _flag_contexts(number: int, line: str) -> Iterator[ContextFinding]:

@@ -43,6 +43,9 @@ _VOWEL = re.compile("[aeiouy]")
 # A short piece mixing cases with a digit before a letter is random (``y3Qp``), not a word.
 _RANDOM_PIECE = re.compile(r"^(?=.*[a-z])(?=.*[A-Z]).{0,4}\d[A-Za-z].{0,4}$")
 _BASE64 = re.compile(r"^[A-Za-z0-9+/]+={0,2}$")
+# A word and digits, then a tail of one to three characters after ``-._``: how people extend
+# a word into a password; names end in a word (``neo4j.GraphDatabase.driver``).
+_SHORT_TAIL = re.compile(r"\d[-._](?=[A-Za-z0-9]{1,3}$)[A-Za-z0-9]*[A-Za-z]")
 _MAX_LENGTH = 200  # longer values are blobs (certificates, encrypted data, images)
 
 
@@ -73,9 +76,10 @@ def shape_score(value: str) -> int:
         random_letters = value.isalpha() and len(value) >= 16 and not is_word(value)
         random_letters = random_letters and not is_name(value)  # SSOCredentialFetcher
         return RANDOM if random_letters and entropy(value) >= 3.5 else 0
-    if is_name(value):
-        return 0
     classes = _classes(value)
+    if is_name(value):  # a name, or a password built like one (see _SHORT_TAIL)
+        mixed = any(c.isupper() for c in value) and any(c.islower() for c in value)
+        return _SHORT if mixed and _SHORT_TAIL.search(value) else 0
     letters_and_digits = any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
     if len(value) >= 16 and (letters_and_digits or classes >= 3) and entropy(value) >= 3.5:
         return RANDOM

@@ -7,7 +7,10 @@ prefixed-token shape) did not. :func:`negated` lets the scanner drop their findi
 * a word of the few identifiers just before the value says what it is not
   (``HashedControlPassword 16:...``, ``key fingerprint is SHA256:...``,
   ``server_public_key = ...``, ``sealed_api_key: ...``);
-* the value starts with an encryption marker (``ENC[``, ``$ANSIBLE_VAULT``, ``vault:v1:``);
+* the value starts with an encryption marker (``ENC[``, ``$ANSIBLE_VAULT``, ``vault:v1:``)
+  or is a password hash in its storage format (``{SSHA}...``, ``pbkdf2_sha256$...``);
+* the line lies inside an armoured block that is not a private key (``-----BEGIN PGP
+  MESSAGE-----``, ``CERTIFICATE``, ``PUBLIC KEY``);
 * the enclosing block's key says so (``encryptedData:`` above ``password: AgB...``);
 * the line is a public JSON Web Key (``"kty"`` without a private member such as ``"d"``).
 """
@@ -19,6 +22,7 @@ from collections.abc import Sequence
 
 from llama_kb.ingest.guards._context import identifier_words
 from llama_kb.ingest.guards._evidence import is_encrypted
+from llama_kb.ingest.guards._values import is_known_example, is_stored_hash
 
 __all__ = ["negated"]
 
@@ -36,13 +40,17 @@ _PARENT = re.compile(r"^[ \t]*-?[ \t]*['\"]?(?P<key>[^\W\d][\w.-]*)['\"]?[ \t]*:
 _SQL_CLAUSE = re.compile(r"\bencrypted\s+password\b", re.IGNORECASE)
 _JWK_PRIVATE = re.compile(r"['\"](?:d|p|q|dp|dq|qi|k)['\"]\s*:")
 _PARENT_LINES = 12
+_BLOCK_LINES = 400
+_RUN_START = re.compile(r"[^\s'\"`=]*$")  # the start of the unbroken run holding a value
 
 
 def negated(lines: Sequence[str], number: int, start: int, end: int) -> bool:
     """Whether the value at ``start:end`` of line ``number`` (1-based) is said not secret."""
     line = lines[number - 1] if 0 < number <= len(lines) else ""
     value = line[start:end].strip("'\"` ")
-    if is_encrypted(value):
+    run = _RUN_START.search(line, 0, start)
+    stored = is_stored_hash(line[run.start() if run else start :])
+    if is_encrypted(value) or stored or is_known_example(value):
         return True
     before = _SQL_CLAUSE.sub(" ", line[max(0, start - _CHARS_BEFORE) : start])
     idents = _IDENT.findall(before)[-_IDENTS_BEFORE:]
@@ -50,7 +58,7 @@ def negated(lines: Sequence[str], number: int, start: int, end: int) -> bool:
         return True
     if '"kty"' in line and not _JWK_PRIVATE.search(line):
         return True
-    return _parent_negated(lines, number)
+    return _parent_negated(lines, number) or _in_public_block(lines, number)
 
 
 def _parent_negated(lines: Sequence[str], number: int) -> bool:
@@ -66,4 +74,14 @@ def _parent_negated(lines: Sequence[str], number: int) -> bool:
         if depth < indent:
             parent = _PARENT.match(above)
             return bool(parent and NEGATIVE.intersection(identifier_words(parent["key"])))
+    return False
+
+
+def _in_public_block(lines: Sequence[str], number: int) -> bool:
+    """Whether line ``number`` is inside ``-----BEGIN X-----`` ... ``-----END`` with no PRIVATE."""
+    for above in reversed(lines[max(0, number - _BLOCK_LINES) : number - 1]):
+        if above.startswith("-----END"):
+            return False
+        if above.startswith("-----BEGIN"):
+            return "PRIVATE" not in above
     return False

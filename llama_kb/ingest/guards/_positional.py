@@ -28,6 +28,7 @@ from llama_kb.ingest.guards._evidence import entropy, is_name, shape_score
 __all__ = ["positional_spans"]
 
 _WEAK = 1
+_PAIR = 2
 _QUOTED = r"'(?P<q1>[^'\n]*)'|\"(?P<q2>[^\"\n]*)\"|(?P<bare>[^\s'\"|;&]+)"
 _RULES: tuple[tuple[str, re.Pattern[str]], ...] = (  # (a substring the line holds, pattern)
     (
@@ -49,12 +50,24 @@ _RULES: tuple[tuple[str, re.Pattern[str]], ...] = (  # (a substring the line hol
     ),
 )
 _CALL = re.compile(
-    r"(?P<name>[\w.>$-]*(?:login|logon|connect|signin|bind|auth)\w*)"
-    r"(?<!Error)(?<!Exception)\s*\((?P<args>[^()\n]*)\)",
+    r"(?<![\w.>$-])(?P<name>[\w.>$-]*)(?<!Error)(?<!Exception)\s*\((?P<args>[^()\n]*)\)"
+)
+# Calls named for logging in, connecting or making an API client take credentials.
+_LOGIN_NAME = re.compile(r"login|logon|connect|signin|bind|auth|client", re.IGNORECASE)
+# A host as first argument: ``mysqli("localhost", user, password, db)``
+_HOST = re.compile(r"^(?:localhost|[a-z0-9-]+(?:\.[a-z0-9-]+)+|[a-z][\w+]*://\S*)$")
+# Commands and calls that create a user take its password: ``createUser``, ``useradd``.
+_NEW_USER = re.compile(
+    r"\b(?:(?:create|add|new)[_-]?user|useradd|adduser|net\s+user)(?P<args>[ \t][^\n|;&]*)",
     re.IGNORECASE,
 )
+_WORD = re.compile(r"'(?P<q1>[^'\s]*)'|\"(?P<q2>[^\"\s]*)\"|(?P<bare>(?<!\S)[^\s'\"/-]\S*)")
 _ARGUMENT = re.compile(r"'(?P<q1>[^'\s]*)'|\"(?P<q2>[^\"\s]*)\"")  # a message has spaces
-_WEBHOOK = re.compile(r"https?://[^\s/]+/(?:[^\s?#]*/)?(?:web)?hooks?/(?P<bare>[A-Za-z0-9_-]{20,})")
+# A random segment after any path segment naming a hook (``/hooks/``, ``/IncomingWebhook/``)
+_WEBHOOK = re.compile(
+    r"https?://[^\s/]+/(?:[^\s?#]*/)?[^\s/?#]*hooks?[^\s/?#]*/(?P<bare>[A-Za-z0-9_-]{20,})",
+    re.IGNORECASE,
+)
 _APP_PASSWORD = re.compile(
     r"\b(?:password|passcode|passwort|contrase[ñn]a)\b[^\n]{0,40}?"
     r"(?<![\w-])(?P<bare>[a-z]{4}(?P<sep>[ -])[a-z]{4}(?P=sep)[a-z]{4}(?P=sep)[a-z]{4})(?![\w-])",
@@ -73,13 +86,14 @@ def positional_spans(line: str) -> Iterator[tuple[int, int]]:
     for needle, pattern in _RULES:
         for match in pattern.finditer(line) if needle in line else ():
             yield from _scored(match)
-    for call in _CALL.finditer(line):
-        offset = call.start("args")
-        for argument in _ARGUMENT.finditer(call.group("args")):
-            value = argument.group("q1") or argument.group("q2") or ""
-            if "=" not in value and ":" not in value and _WEAK + shape_score(value) >= THRESHOLD:
-                group = "q1" if argument.group("q1") is not None else "q2"
-                yield offset + argument.start(group), offset + argument.end(group)
+    for call in _CALL.finditer(line) if "(" in line else ():
+        yield from _call_arguments(call)
+    for match in _NEW_USER.finditer(line):
+        offset = match.start("args")
+        for index, word in enumerate(_WORD.finditer(match.group("args"))):
+            group = next(g for g in ("q1", "q2", "bare") if word.group(g) is not None)
+            if _WEAK + (index > 0) + shape_score(word.group(group)) >= THRESHOLD:  # after user
+                yield offset + word.start(group), offset + word.end(group)
     for hook in _WEBHOOK.finditer(line) if "hook" in line else ():
         token = hook.group("bare")
         if _random_id(token):
@@ -90,6 +104,28 @@ def positional_spans(line: str) -> Iterator[tuple[int, int]]:
             yield match.span("bare")
     for match in _MNEMONIC.finditer(line):
         yield match.span("bare")
+
+
+def _call_arguments(call: re.Match[str]) -> Iterator[tuple[int, int]]:
+    """Quoted arguments of a call named for logging in or connecting, and the arguments after
+    a host and a user (``mysqli("localhost", "shop", "<password>")``).
+
+    A password comes after the host and user: from the third argument on, the position adds
+    to the evidence.
+    """
+    arguments = list(_ARGUMENT.finditer(call.group("args")))
+    values = [a.group("q1") if a.group("q1") is not None else a.group("q2") for a in arguments]
+    named = bool(_LOGIN_NAME.search(call.group("name")))
+    host_first = len(values) >= 3 and bool(_HOST.match(values[0]))
+    if not (named or host_first):
+        return
+    offset = call.start("args")
+    for index, (argument, value) in enumerate(zip(arguments, values, strict=True)):
+        # at most 2: the value's shape must add to it
+        evidence = min(_PAIR, (_WEAK if named else 0) + (index >= 2) + (index >= 2 and host_first))
+        if "=" not in value and ":" not in value and evidence + shape_score(value) >= THRESHOLD:
+            group = "q1" if argument.group("q1") is not None else "q2"
+            yield offset + argument.start(group), offset + argument.end(group)
 
 
 def _scored(match: re.Match[str]) -> Iterator[tuple[int, int]]:

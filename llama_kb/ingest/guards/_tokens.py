@@ -21,7 +21,7 @@ from llama_kb.ingest.guards._values import is_placeholder, is_public
 __all__ = ["vendor_token_spans"]
 
 _SHAPE = re.compile(
-    r"(?<![\w./+$%-])(?P<prefix>[a-z][a-z0-9]{0,9}(?:[._-][a-z0-9]{1,10}){0,3})[._-]"
+    r"(?<![\w./+$%-])(?P<prefix>[a-z][a-z0-9]{0,9}(?:[._-][a-z0-9]{1,10}){0,3}|[A-Z][A-Z0-9]{1,7})[._-]"
     r"(?P<body>[A-Za-z0-9_+/-]{28,}={0,2})(?![\w+/=]|[.-]\w)"
 )
 _HEX = re.compile(r"^[0-9a-f]{32,}$")
@@ -35,7 +35,7 @@ def vendor_token_spans(line: str) -> Iterator[tuple[int, int]]:
     """Spans of ``line`` holding a prefixed random token."""
     for match in _SHAPE.finditer(line):
         prefix, body = match.group("prefix"), match.group("body").rstrip("=")
-        first = re.split(r"[._-]", prefix)[0]
+        first = re.split(r"[._-]", prefix)[0].lower()
         if _NOT_SECRET_PREFIX.match(first) or is_public(match.group()) or is_placeholder(body):
             continue
         if keyed_as_not_secret(line, match.start()):  # "KeyId": "mrk-..."

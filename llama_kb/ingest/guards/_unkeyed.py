@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from llama_kb.ingest.guards._languages import STEMS_PATTERN
 from llama_kb.ingest.guards._values import is_placeholder, looks_secret
 
 __all__ = ["unkeyed_spans"]
@@ -65,8 +66,9 @@ _CALLS: tuple[re.Pattern[str], ...] = (
 _PROSE: tuple[re.Pattern[str], ...] = (
     re.compile(
         r"\b(?:password|passwd|passphrase|pwd|pw|secret|token|key|api[ _-]?key|access[ _-]?key|"
-        r"mot de passe|passwort|kennwort|contrase[ñn]a)"
-        r"\b[^.\n:=]{0,40}?\s(?:is|was|est|ist|lautet|es|era)\s*:?\s+(?P<value>\S+)",
+        r"mot de passe|passwort|kennwort|contrase[ñn]a|" + STEMS_PATTERN + r")"
+        r"\b[^.\n:=]{0,40}?\s(?:is|was|est|ist|lautet|es|era|é|è|är|er|on|je|jest|это)\s*:?\s+"
+        r"(?P<value>\S+)",
         re.IGNORECASE,
     ),
     # "log in with admin / <password>" (a digit: "root / KB_FILE" is a path in code)

@@ -9,7 +9,15 @@ import math
 import re
 from collections import Counter
 
-__all__ = ["UUID", "is_placeholder", "is_public", "is_word", "looks_secret"]
+__all__ = [
+    "UUID",
+    "is_known_example",
+    "is_placeholder",
+    "is_public",
+    "is_stored_hash",
+    "is_word",
+    "looks_secret",
+]
 
 # Values that stand for a secret without being one: placeholders, references, code.
 _PLACEHOLDER = re.compile(
@@ -19,8 +27,22 @@ _PLACEHOLDER = re.compile(
     r"^(?!.*\d)[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+(?:\(.*\))?$|^[A-Za-z_][\w.]*[\[(]",
     re.IGNORECASE,
 )
-# Keys meant to be published: Stripe and Mapbox publishable tokens.
-_PUBLIC = re.compile(r"^(?:pk\.|pk_(?:live|test)_|phc_)")
+# Keys meant to be published: Stripe and Mapbox publishable tokens, and client secrets a
+# vendor hands to the browser inside an object id (``pi_<id>_secret_<...>``).
+_PUBLIC = re.compile(r"^(?:pk\.|pk_(?:live|test)_|phc_|[a-z]{2,5}_[A-Za-z0-9]{8,}_secret_)")
+# Credentials vendors publish in their documentation as examples (jwt.io's token signature,
+# Stripe's and GitHub's documented test keys); AWS's end in EXAMPLE, a placeholder already.
+_KNOWN_EXAMPLES = re.compile(
+    r"SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c|sk_test_4eC39HqLyjWDarjtT1zdp7dc|"
+    r"sk_test_BQokikJOvBiI2HlWgH4olfQ2|ghp_16C7e42F292c6912E7710c838347Ae178B4a"
+)
+# Password hashes in their storage formats: a scheme in braces (LDAP ``{SSHA}``) or a scheme
+# naming a hash before ``$`` (Django ``pbkdf2_sha256$...``, ``SCRAM-SHA-256$4096:...``).
+_STORED_HASH = re.compile(
+    r"\{[A-Za-z0-9._-]+\}(?=\S)|(?<![\w$-])[\w-]*"
+    r"(?:sha|md5|md4|pbkdf|crypt|argon|scram|blake|ntlm|ssha)[\w-]*\$+[\w./+=]*[$:]",
+    re.IGNORECASE,
+)
 
 UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$", re.I)
 _CAMEL_WORDS = re.compile(r"^[a-z]*(?:[A-Z][a-z]+)+$")  # ExclusiveStartShardId
@@ -35,6 +57,16 @@ def is_placeholder(value: str) -> bool:
 def is_public(value: str) -> bool:
     """Whether ``value`` is a key its vendor publishes (``pk_live_...``, Mapbox ``pk.``)."""
     return bool(_PUBLIC.match(value.strip("'\"`")))
+
+
+def is_stored_hash(text: str) -> bool:
+    """Whether ``text`` starts with a password-hash scheme (``{SSHA}``, ``pbkdf2_sha256$``)."""
+    return bool(_STORED_HASH.match(text))
+
+
+def is_known_example(text: str) -> bool:
+    """Whether ``text`` holds a credential a vendor documents as its example."""
+    return bool(_KNOWN_EXAMPLES.search(text))
 
 
 def is_word(value: str) -> bool:

@@ -50,10 +50,12 @@ from dataclasses import astuple, dataclass
 
 from llama_kb.ingest.guards._assignments import assignment_spans, is_placeholder, is_word
 from llama_kb.ingest.guards._context import context_findings, qualified_before
+from llama_kb.ingest.guards._languages import STEMS_PATTERN
 from llama_kb.ingest.guards._negative import negated
+from llama_kb.ingest.guards._pairs import pair_findings
 from llama_kb.ingest.guards._positional import positional_spans
 from llama_kb.ingest.guards._tokens import vendor_token_spans
-from llama_kb.ingest.guards._values import is_public
+from llama_kb.ingest.guards._values import is_known_example, is_public
 
 __all__ = ["CREDENTIAL_WORDS", "PATTERNS", "SecretFinding", "SecretScanner", "SensitivePattern"]
 
@@ -153,7 +155,8 @@ _SRI = re.compile(r"sha(?:256|384|512)-")
 # Lines without any of these cannot hold a secret any detector reports: skip them cheaply.
 _CANDIDATE = re.compile(
     r"[A-Za-z0-9_+/=.-]{16,}|pass|pwd|pw\b|secret|token|key|auth|cred|://|bearer|curl|mysql|"
-    r"mariadb|:(?:\d+|\*):|identified|login|-cli|ldap|rabbitmqctl|admin|root|user|\]:",
+    r"mariadb|:(?:\d+|\*):|identified|login|-cli|ldap|rabbitmqctl|admin|root|user|\]:|"
+    + STEMS_PATTERN,
     re.IGNORECASE,
 )
 _HEX = re.compile(r"^[0-9a-fA-F]+$")
@@ -223,6 +226,8 @@ class SecretScanner:
         for n, line in enumerate(lines, 1):
             spans = positional_spans(line)
             _keep_disjoint(found, (SecretFinding(n, _POSITIONAL, s, e) for s, e in spans))
+        paired = (SecretFinding(n, _POSITIONAL, s, e) for n, s, e in pair_findings(lines))
+        _keep_disjoint(found, _affirmed(lines, paired))
         for n, line in candidates:
             tokens = vendor_token_spans(line)
             prefixed = (SecretFinding(n, "prefixed_token", s, e) for s, e in tokens)
@@ -277,6 +282,8 @@ class SecretScanner:
                 end = start + len(value)
                 while end < len(line) and (line[end].isalnum() or line[end] in "_-"):
                     end += 1
+                if is_placeholder(line[start:end]) or is_known_example(line[start:end]):
+                    continue  # ghp_xxxx...
             yield SecretFinding(secret.line_number, kind, start, end)
 
 
@@ -286,6 +293,8 @@ def _pattern_findings(number: int, line: str) -> Iterator[SecretFinding]:
             groups = match.groupdict()
             value = groups.get("value") or groups.get("bare") or match.group(0)
             if is_placeholder(value) or (pattern.name in _WORD_VALUED and is_word(value)):
+                continue
+            if is_known_example(match.group(0)):
                 continue
             yield SecretFinding(number, pattern.name, match.start(), match.end())
 

@@ -1,0 +1,41 @@
+"""The word for a credential in more languages and scripts.
+
+Languages that inflect their nouns (``hasła``, ``пароля``, ``şifresi``) are matched by stem;
+scripts written without spaces (``パスワードは``, ``密码``) and words of several parts
+(``mot de passe``, ``kata sandi``) by phrase anywhere in the text.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["KEY_STEMS", "PASSWORD_STEMS", "PHRASES", "STEMS_PATTERN", "TOKEN_STEMS"]
+
+# Polish, Russian, Ukrainian, Czech, Slovak, Turkish, Hungarian, Finnish, Swedish, Danish,
+# Norwegian, Dutch, Portuguese, Croatian, Serbian, Slovene, Greek.
+PASSWORD_STEMS: tuple[str, ...] = (
+    "парол", "гасло", "лозинк", "hasł", "haslo", "hasla", "heslo", "hesla", "şifre", "sifre",
+    "jelsz", "salasan", "lösenord", "losenord", "adgangskode", "passord", "wachtwoord",
+    "senha", "lozink", "geslo", "κωδικ",
+)  # fmt: skip
+# The word for "key" (weak evidence, as ``key`` is) and for "token", by stem.
+KEY_STEMS: tuple[str, ...] = (
+    "schlüssel", "clé", "clef", "clave", "chiave", "chave", "sleutel", "klucz", "ключ",
+    "anahtar", "nyckel", "nøgle", "nøkkel", "avain", "kulcs", "klíč", "kľúč", "κλειδ", "kunci",
+)  # fmt: skip
+TOKEN_STEMS: tuple[str, ...] = ("токен", "jeton", "gettone")
+# The stems as a pattern for a word that starts with one (``şifreniz``).
+STEMS_PATTERN = r"\b(?:" + "|".join(PASSWORD_STEMS) + r")\w*"
+_CJK_PASSWORD = "パスワード|暗証番号|密码|密碼|口令|비밀번호|암호|סיסמ|पासवर्ड|รหัสผ่าน"
+PHRASES: tuple[tuple[re.Pattern[str], str], ...] = (
+    (
+        re.compile(
+            r"\bmot[- ]de[- ]passe\b|\bm[ậa]t\s+kh[ẩa]u\b|\bkata\s+(?:sandi|laluan)\b|"
+            r"كلمة (?:المرور|السر)|" + _CJK_PASSWORD,
+            re.IGNORECASE,
+        ),
+        "password",
+    ),
+    (re.compile(r"トークン|令牌|토큰"), "token"),
+    (re.compile(r"秘密鍵|密钥|密鑰|シークレット|APIキー|API\s*키"), "key"),
+)

@@ -1,0 +1,88 @@
+"""Credentials given as the second half of a user-then-password pair.
+
+A user name right before a value is evidence in itself, whatever the syntax:
+
+* prose after a word for logging in: ``log in with qa_user / <value>``, ``the login is admin
+  and <value>``, ``credentials: jdoe, <value>``;
+* a user option followed by the password option of the same family: ``/RU user /RP
+  <value>``, ``-U user -P <value>``, ``--dbuser u --dbpass <value>``;
+* a line naming a user followed by a line in the same syntax (``login: jdoe`` then
+  ``initial: <value>``, ``$USER3$=svc`` then ``$USER4$=<value>``), unless the second key
+  names another field of a connection (``host``, ``database``, ``role``...).
+
+The pair is strong evidence, so a value needs only a small shape score
+(:func:`~._evidence.shape_score`): a password built like a name (a word, digits, then a
+short tail after ``-`` or ``.``) counts.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+
+from llama_kb.ingest.guards._context import (
+    THRESHOLD,
+    identifier_words,
+    keyed_as_not_secret,
+)
+from llama_kb.ingest.guards._evidence import shape_score
+
+__all__ = ["pair_findings"]
+
+_PAIR = 2
+_USER = r"(?P<user>[\w.@\\-]+)"
+_VALUE = r"(?P<value>[^\s,;'\"()\[\]{}<>=]+)"
+_PROSE = re.compile(  # prose, not code: no "(" or "=" between the word and the value
+    r"\b(?:log[ -]?in|logon|sign[ -]?in|credentials?|creds)\b[^\n(=]{0,24}?(?<![\w@.\\-])"
+    + _USER
+    + r"(?:\s+/|,|\s+and|\s+with)\s+"
+    + _VALUE,
+    re.IGNORECASE,
+)
+_OPTIONS = re.compile(
+    r"(?<!\S)(?P<dash>--?|/)(?P<family>[A-Za-z]{0,6}?)u(?:ser(?:name)?)?[ \t]*[ :=][ \t]*"
+    r"['\"]?[^\s'\"]+['\"]?\s+(?P=dash)(?P=family)p(?:ass(?:word)?|wd?)?[ \t]*[ :=][ \t]*"
+    r"['\"]?" + _VALUE,
+    re.IGNORECASE,
+)
+# ``key: value`` or ``key=value``, quoted or not, maybe with a trailing comma (JSON)
+_LINE = re.compile(
+    r"^\s*(?P<q>['\"]?)(?P<key>[\w.$-]+)(?P=q)\s*(?P<sep>[:=])\s*['\"]?(?P<value>[^\s#;,'\"()]+)"
+    r"['\"]?,?\s*$"
+)
+_USER_WORDS = frozenset({"user", "username", "login", "benutzer", "usuario"})
+# Fields beside a user name that are not its password.
+_OTHER_FIELDS = frozenset(
+    {"host", "hostname", "server", "port", "database", "db", "schema", "role", "email", "mail"}
+    | {"domain", "realm", "tenant", "region", "group", "home", "shell", "gid", "version"}
+    | {"dbname", "table", "proto", "protocol", "team", "org", "project", "branch", "tag"}
+)
+
+
+def pair_findings(lines: Sequence[str]) -> Iterator[tuple[int, int, int]]:
+    """``(line, start, end)`` of each password given after its user (line 1 is ``lines[0]``)."""
+    for number, line in enumerate(lines, 1):
+        for pattern in (_PROSE, _OPTIONS):
+            for match in pattern.finditer(line):
+                value = match.group("value").rstrip(".!?:")
+                if _is_value(value):
+                    yield number, match.start("value"), match.start("value") + len(value)
+        if number < len(lines):
+            yield from _line_pair(number, line, lines[number])
+
+
+def _line_pair(number: int, line: str, following: str) -> Iterator[tuple[int, int, int]]:
+    first, second = _LINE.match(line), _LINE.match(following)
+    if first is None or second is None or first["sep"] != second["sep"]:
+        return
+    if not _USER_WORDS.intersection(identifier_words(first["key"])) or _is_value(first["value"]):
+        return
+    if _OTHER_FIELDS.intersection(identifier_words(second["key"])):
+        return
+    start = second.start("value")
+    if not keyed_as_not_secret(following, start) and _is_value(second["value"]):
+        yield number + 1, start, second.end("value")
+
+
+def _is_value(value: str) -> bool:
+    return _PAIR + shape_score(value.strip("'\"")) >= THRESHOLD
