@@ -16,6 +16,7 @@ from benchmarks.secret_holdout3_corpus import HOLDOUT3_HARMLESS, HOLDOUT3_SECRET
 from benchmarks.secret_holdout4_corpus import HOLDOUT4_HARMLESS, HOLDOUT4_SECRETS
 from benchmarks.secret_holdout5_corpus import HOLDOUT5_HARMLESS, HOLDOUT5_SECRETS
 from benchmarks.secret_holdout6_corpus import HOLDOUT6_HARMLESS, HOLDOUT6_SECRETS
+from benchmarks.secret_holdout7_corpus import HOLDOUT7_HARMLESS, HOLDOUT7_SECRETS
 from benchmarks.secrets_bench import evaluate
 from llama_kb import KnowledgeBase
 from llama_kb.config import KBConfig, SecretsConfig
@@ -79,6 +80,15 @@ def test_sixth_held_out_set() -> None:
     result = evaluate(secrets=HOLDOUT6_SECRETS, harmless=HOLDOUT6_HARMLESS)
     assert result["recall"] >= 0.95, [c.kind for c in result["missed"]]  # type: ignore[attr-defined]
     assert result["fp_rate"] <= 0.05, [c.text for c in result["flagged"]]  # type: ignore[attr-defined]
+
+
+def test_seventh_held_out_set_keeps_its_measured_figures() -> None:
+    """Written without reading the detector and never tuned on: a regression floor at its one
+    measurement (119/123 found, 6/95 flagged; the README's out-of-sample row). Failing cases
+    are not printed, so the set stays unseen."""
+    result = evaluate(secrets=HOLDOUT7_SECRETS, harmless=HOLDOUT7_HARMLESS)
+    assert result["found"] >= 119, "held-out 7 recall fell below its measured 119/123"
+    assert result["false_positives"] <= 6, "held-out 7 false positives rose above 6/95"
 
 
 @pytest.mark.parametrize("case", SECRETS, ids=[f"{i}-{c.kind}" for i, c in enumerate(SECRETS)])
