@@ -49,6 +49,7 @@ from llama_kb.stores._cypher_base import (
     weighted,
 )
 from llama_kb.stores._cypher_reads import CypherReads
+from llama_kb.stores._cypher_search_fill import fill_search
 from llama_kb.stores._cypher_search_props import node_properties
 from llama_kb.stores._cypher_search_stats import (
     Deltas,
@@ -88,6 +89,10 @@ class CypherGraphStoreMixin(CypherReads):
     :class:`~llama_kb.stores._cypher_base.CypherRunner`; this class adds the writes, which
     keep the search properties and counts of :attr:`search_index` current.
     """
+
+    def _setup_schema(self) -> None:
+        super()._setup_schema()
+        fill_search(self)
 
     @property
     def search_index(self) -> CypherSearchIndex:

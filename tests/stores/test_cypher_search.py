@@ -206,6 +206,30 @@ def test_search_properties_stay_out_of_node_properties(stores) -> None:
     assert not {k for k in (*chunk.properties, *name.properties) if k.startswith("kb_")}
 
 
+def test_a_graph_written_before_the_search_index_gets_it_filled_when_opened(
+    stores, falkordb_server
+) -> None:
+    from llama_kb.stores.falkordb_graph import FalkorDBGraphStore
+
+    sqlite, falkor = stores
+    falkor.structured_query(  # what an older llama-kb left: no search properties, no counts
+        "MATCH (n) WHERE n:LlamaKBAccess OR n:LlamaKBNameStat OR n.key = 'search' DELETE n"
+    )
+    falkor.structured_query(
+        "MATCH (n) REMOVE n.kb_lex, n.kb_len, n.kb_keys, n.kb_key_text, n.kb_grams, "
+        "n.kb_fact_keys, n.kb_fact_key_text"
+    )
+    assert falkor.search_index.lexical(["falcon"], 5) == []
+    reopened = FalkorDBGraphStore(falkordb_server.url, falkor.graph_name)
+    try:
+        for visible in (None, PUBLIC_ONLY):
+            assert _answers(reopened.search_index.scoped(visible)) == _answers(
+                sqlite.search_index.scoped(visible)
+            )
+    finally:
+        reopened.close()
+
+
 @pytest.fixture(scope="module")
 def twin_kbs(
     tmp_path_factory: pytest.TempPathFactory,
