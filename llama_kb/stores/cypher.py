@@ -14,7 +14,10 @@ same graph keeps working:
 * Neo4j also puts ``__Node__`` on every node (FalkorDB graphs hold one knowledge base only);
 * a relation's type is its label; its traversal cost is the ``weight`` property (0..1);
 * one ``(:LlamaKBMeta {key: "revision"})`` node counts write batches, so readers in other
-  processes notice changes (:attr:`CypherGraphStoreMixin.revision`).
+  processes notice changes (:attr:`CypherGraphStoreMixin.revision`);
+* the writes add search properties (``kb_*``, never reported back) and keep per-access
+  counts in ``LlamaKBMeta`` nodes, which :attr:`CypherGraphStoreMixin.search_index` reads
+  (:mod:`llama_kb.stores.cypher_search`).
 
 Differences from the embedded store: node properties are merged into the stored ones (as
 LlamaIndex does) rather than replaced; results come back sorted by id, not in insertion order.
