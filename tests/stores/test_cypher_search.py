@@ -154,6 +154,22 @@ def test_a_hub_is_read_up_to_the_cap_its_own_chunks_first(stores) -> None:
     assert all(c.startswith("public-") and not own for c, own in public["entity:falcon"])
 
 
+@pytest.mark.slow
+def test_a_hub_with_10k_edges_is_counted_and_capped_inside_the_server(stores) -> None:
+    _, falkor = stores
+    falkor.upsert_relations(
+        [Relation(label=gm.MENTIONS, source_id=f"hub-{i}", target_id="entity:lyon-city",
+                  properties={"access": "public" if i % 2 else "user:bob"})
+         for i in range(10_000)]
+    )  # fmt: skip
+    index = falkor.search_index
+    assert index.name_stats(["entity:lyon-city"])["entity:lyon-city"].mentions == 10_000
+    view = index.scoped(PUBLIC_ONLY)
+    assert view.name_stats(["entity:lyon-city"])["entity:lyon-city"].mentions == 5_000
+    capped = view.name_links(["entity:lyon-city"], 64)["entity:lyon-city"]
+    assert len(capped) == 64 and all(int(c.split("-")[1]) % 2 for c, _ in capped)
+
+
 def test_adds_changes_and_removes_keep_both_indexes_equal(stores) -> None:
     sqlite, falkor = stores
     changed = ChunkNode(
