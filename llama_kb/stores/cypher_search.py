@@ -179,19 +179,21 @@ class CypherSearchIndex:
         return [w for w in words if df[w] <= ceiling or w in rarest]
 
     def _df(self, words: list[str], cap: int | None) -> dict[str, int]:
-        """Visible chunks holding each word, counted up to ``cap``."""
+        """Visible chunks holding each word, counted up to ``cap``.
+
+        One query per word: FalkorDB 4.16 does not reset a ``LIMIT`` inside a ``CALL {}``
+        subquery between the rows that call it, so the words cannot share one query.
+        """
         limit = "" if cap is None else " WITH n LIMIT $cap"
         counted = (
-            f"UNWIND $words AS w CALL {{ WITH w {self._search.chunk_text.replace('$q', 'w')} "
-            f"WITH node AS n WHERE true{self._only('n')}{limit} RETURN count(n) AS df }} "
-            "RETURN w, df"
+            f"{self._search.chunk_text} WITH node AS n WHERE true{self._only('n')}{limit} "
+            "RETURN count(n)"
         )
-        rows = self._query(
-            counted,
-            {"words": [word_token(w) for w in words], "cap": cap},
-            "lexical statistics",
-        )
-        return {str(w)[:-1]: int(df) for w, df in rows}
+        found: dict[str, int] = {}
+        for word in words:
+            rows = self._query(counted, {"q": word_token(word), "cap": cap}, "lexical statistics")
+            found[word] = int(rows[0][0]) if rows else 0
+        return found
 
     def phrase_chunks(self, phrases: Sequence[str], batch: int = 200) -> set[str]:
         """Chunks whose text (or title) contains one of ``phrases`` (full-text phrases)."""
@@ -338,9 +340,10 @@ class CypherSearchIndex:
         found: dict[str, dict[str, Any]] = {}
         only = self._only("n")
         by_key = self._search.fact_key.format(fact=self._fact)
-        rows = self._each(
-            f"UNWIND $ids AS k CALL {{ WITH k {by_key}{only} RETURN n ORDER BY n.id "
-            f"LIMIT $per }} WITH DISTINCT n RETURN {_FACT_RETURN} LIMIT $limit",
+        rows = self._each(  # (no LIMIT inside CALL {}: see _df)
+            f"UNWIND $ids AS k {by_key}{only} WITH k, n ORDER BY n.id "
+            "WITH k, collect(n)[..$per] AS found UNWIND found AS n WITH DISTINCT n "
+            f"RETURN {_FACT_RETURN} LIMIT $limit",
             keys,
             "read facts",
             per=per_key,

@@ -132,9 +132,17 @@ def test_every_lookup_answers_as_the_sqlite_index(stores, visible) -> None:
 
 def test_lexical_scores_are_the_sqlite_bm25_scores(stores) -> None:
     sqlite, falkor = stores
+    rare = [
+        ChunkNode(text=f"quasar pulsar nebula {w}", id_=f"rare-{i}", properties={"doc_id": f"r{i}"})
+        for i, w in enumerate(VOCAB[:6])
+    ]
+    for store in (sqlite, falkor):
+        store.upsert_nodes(rare)
     rng = random.Random(5)
-    for _ in range(20):
-        terms = [fold(w) for w in rng.sample(VOCAB, rng.randint(1, 5))]  # as the engine asks
+    queries = [["quasar", "pulsar", "falcon", "nebula"], ["board", "plan", "quasar", "nebula"]]
+    for _ in range(20):  # common words are skipped, rare ones kept, as SQLite does
+        queries.append([fold(w) for w in rng.sample([*VOCAB, "quasar"], rng.randint(1, 5))])
+    for terms in queries:
         got, want = falkor.search_index.lexical(terms, 10), sqlite.search_index.lexical(terms, 10)
         assert [c for c, _ in got] == [c for c, _ in want]
         assert all(abs(a - b) < 1e-9 for (_, a), (_, b) in zip(got, want, strict=True))

@@ -312,8 +312,8 @@ def test_search_lookups_use_the_full_text_indexes_with_values_as_parameters(stor
     def rows(query: str, params: dict[str, Any]) -> list[dict[str, Any]]:
         if "LlamaKBAccess" in query:
             return [{"a": "public", "c": 10, "t": 100, "r": 5, "f": ["doc_id"]}]
-        if "count(n) AS df" in query:
-            return [{"w": w, "df": 1} for w in params["words"]]
+        if "count(n)" in query:
+            return [{"df": 1}]
         return []
 
     driver.respond = rows
