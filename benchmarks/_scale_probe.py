@@ -1,6 +1,7 @@
 """One query process for the scale benchmark's memory figures (run as a subprocess).
 
 ``python -m benchmarks._scale_probe {kb,chroma} KB_DIR COLLECTION QUESTIONS_JSON TOP_K``
+(servers from the environment: ``CHROMA_HOST`` / ``CHROMA_PORT`` / ``FALKORDB_URL``)
 answers every question, then prints one JSON line: resident memory now and at its peak
 (``VmRSS`` / ``VmHWM``), the first query's and the median query's milliseconds. ``kb`` opens
 the knowledge base and calls ``kb.retrieve``; ``chroma`` opens only the Chroma collection
@@ -10,11 +11,13 @@ and queries it with the same hashed embedding.
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 
 def _status_mb(field: str) -> float:
@@ -24,11 +27,13 @@ def _status_mb(field: str) -> float:
     raise KeyError(field)
 
 
-def _kb_query(kb_dir: str, top_k: int) -> Callable[[str], object]:
+def _kb_query(kb_dir: str, collection: str, top_k: int) -> Callable[[str], object]:
     from benchmarks.scale_bench import HashEmbedding, limited_extractors
     from llama_kb import KBConfig, KnowledgeBase
 
-    config = KBConfig(path=Path(kb_dir), cache_size=0)
+    config = KBConfig.from_env(
+        Path(kb_dir), env=dict(os.environ), cache_size=0, collection=collection
+    )
     kb = KnowledgeBase.open(
         config=config, embedding=HashEmbedding(), extractors=limited_extractors()
     )
@@ -41,9 +46,13 @@ def _chroma_query(kb_dir: str, collection: str, top_k: int) -> Callable[[str], o
 
     from benchmarks._hash_embed import hash_vector
 
-    client = chromadb.PersistentClient(
-        path=str(Path(kb_dir) / "chroma"), settings=Settings(anonymized_telemetry=False)
-    )
+    settings = Settings(anonymized_telemetry=False)
+    if os.environ.get("CHROMA_HOST"):  # the server run
+        client: Any = chromadb.HttpClient(
+            host=os.environ["CHROMA_HOST"], port=int(os.environ["CHROMA_PORT"]), settings=settings
+        )
+    else:
+        client = chromadb.PersistentClient(path=str(Path(kb_dir) / "chroma"), settings=settings)
     chunks = client.get_collection(collection, embedding_function=None)
     return lambda q: chunks.query(
         query_embeddings=[hash_vector(q)],  # type: ignore[arg-type]
@@ -58,7 +67,7 @@ def main() -> None:
     questions = json.loads(Path(questions_file).read_text(encoding="utf-8"))
     started = time.perf_counter()
     if mode == "kb":
-        query = _kb_query(kb_dir, int(top_k))
+        query = _kb_query(kb_dir, collection, int(top_k))
     else:
         query = _chroma_query(kb_dir, collection, int(top_k))
     open_ms = (time.perf_counter() - started) * 1000

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import random
 import shutil
 import subprocess
@@ -131,6 +132,7 @@ def _run_one(
     embedding: BaseEmbedding,
     memory: bool = False,
     config: KBConfig | None = None,
+    env: dict[str, str] | None = None,
     kb_name: str | None = None,
 ) -> dict[str, Any]:
     """Ingest up to ``size`` passages (fresh, or growing the ``kb_name`` base) and measure."""
@@ -170,7 +172,7 @@ def _run_one(
     figures["first_after_open_ms"] = round(first_ms, 2)
     figures["first_after_open_ratio"] = round(first_ms / figures["retrieve_p50_ms"], 2)
     if memory:
-        figures["memory"] = _memory(kb_dir, config.collection, asked)
+        figures["memory"] = _memory(kb_dir, config.collection, asked, env)
     write_results(out_dir, f"scale-{label}", figures, json.dumps(figures, indent=2) + "\n")
     print(json.dumps(figures, indent=2), flush=True)
     return figures
@@ -289,8 +291,11 @@ def _writes(
     return out
 
 
-def _memory(kb_dir: Path, collection: str, asked: list[ScaleQuestion]) -> dict[str, Any]:
-    """Resident memory of a fresh query process vs a fresh process holding only Chroma."""
+def _memory(
+    kb_dir: Path, collection: str, asked: list[ScaleQuestion], env: dict[str, str] | None = None
+) -> dict[str, Any]:
+    """Resident memory of a fresh query process vs a fresh process holding only Chroma
+    (``env`` points both at servers, if any)."""
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
         json.dump([q.text for q in asked], f)
     try:
@@ -299,7 +304,7 @@ def _memory(kb_dir: Path, collection: str, asked: list[ScaleQuestion]) -> dict[s
                 subprocess.run(
                     [sys.executable, "-m", "benchmarks._scale_probe", mode, str(kb_dir),
                      collection, f.name, str(TOP_K)],
-                    check=True, capture_output=True, text=True,
+                    check=True, capture_output=True, text=True, env={**os.environ, **(env or {})},
                 ).stdout.strip().splitlines()[-1]
             )
             for mode in ("kb", "chroma")
@@ -324,4 +329,4 @@ def _run_servers(corpus: ReplicatedCorpus, out_dir: Path, size: int, count: int)
         env = stack.enter_context(_servers(root / "servers"))
         config = KBConfig.from_env(root / "kb", env=env, collection=f"scale-{uuid.uuid4().hex[:8]}")
         _run_one(corpus, out_dir, f"servers-hash-{size}", size, count, HashEmbedding(),
-                 config=config)  # fmt: skip
+                 memory=True, config=config, env=env)  # fmt: skip

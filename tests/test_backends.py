@@ -262,10 +262,10 @@ def test_server_down_during_retrieval(tmp_path: Path, embedding, docs_dir: Path)
 
             graph_server.kill()
             degraded = kb.retrieve(QUESTION)
-            assert [d.split(":")[0] for d in degraded.trace["degraded"]] == ["graph"]
-            assert "FalkorDB at redis://127.0.0.1" in degraded.trace["degraded"][0]
-            # graph traversal is down: no structural or traversed facts; typed facts come
-            # from the last fact table, like passages from the last index
+            # the search index lives in the graph server too: its lookups and the graph
+            # traversal are down, dense passages still come from Chroma
+            assert {d.split(":")[0] for d in degraded.trace["degraded"]} <= {"index", "graph"}
+            assert all("FalkorDB at redis://127.0.0.1" in d for d in degraded.trace["degraded"])
             assert degraded.unstructured
             assert not any(f.structural for f in degraded.structured_facts)
             with pytest.raises(BackendUnavailable, match="FalkorDB"):

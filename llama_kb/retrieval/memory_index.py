@@ -1,9 +1,10 @@
 """A :class:`~llama_kb.stores.search.SearchIndex` held in memory, for graph stores without one.
 
-Server graph stores (FalkorDB, Neo4j) and a user's own LlamaIndex ``PropertyGraphStore``
-cannot answer the search lookups from their own indexes yet, so this index reads every chunk
-and relation once, keeps BM25 and the name tables in memory, and is rebuilt when the graph's
-revision moves. The embedded SQLite store never uses it (its indexes live in the file).
+A user's own LlamaIndex ``PropertyGraphStore`` (through
+:class:`~llama_kb.stores.adapters.PropertyGraphAdapter`) cannot answer the search lookups from
+its own indexes, so this index reads every chunk and relation once, keeps BM25 and the name
+tables in memory, and is rebuilt when the graph's revision moves. The embedded SQLite store
+and the FalkorDB / Neo4j stores never use it: they provide their own ``search_index``.
 """
 
 from __future__ import annotations

@@ -19,6 +19,7 @@ from llama_index.core.graph_stores.types import ChunkNode, EntityNode, LabelledN
 
 from llama_kb import graph_model as gm
 from llama_kb.errors import BackendError, QueryError
+from llama_kb.stores._cypher_search_props import SEARCH_PROPERTIES
 from llama_kb.stores._remote import ServerEndpoint
 from llama_kb.stores.traversal import validate_weight
 
@@ -30,7 +31,7 @@ CHUNK_LABEL = "Chunk"
 NODE_LABEL = "__Node__"
 META_LABEL = "LlamaKBMeta"
 _BOOKKEEPING = frozenset({ENTITY_LABEL, CHUNK_LABEL, NODE_LABEL})
-_IGNORED_PROPERTIES = frozenset({"id", "name", "text", "embedding"})
+_IGNORED_PROPERTIES = frozenset({"id", "name", "text", "embedding"}) | SEARCH_PROPERTIES
 _BATCH = 5000  # ids per UNWIND parameter list
 
 _PATTERNS: dict[str, str] = {"out": "-[r]->", "in": "<-[r]-", "both": "-[r]-"}

@@ -14,7 +14,10 @@ same graph keeps working:
 * Neo4j also puts ``__Node__`` on every node (FalkorDB graphs hold one knowledge base only);
 * a relation's type is its label; its traversal cost is the ``weight`` property (0..1);
 * one ``(:LlamaKBMeta {key: "revision"})`` node counts write batches, so readers in other
-  processes notice changes (:attr:`CypherGraphStoreMixin.revision`).
+  processes notice changes (:attr:`CypherGraphStoreMixin.revision`);
+* the writes add search properties (``kb_*``, never reported back) and keep per-access
+  counts in ``LlamaKBMeta`` nodes, which :attr:`CypherGraphStoreMixin.search_index` reads
+  (:mod:`llama_kb.stores.cypher_search`).
 
 Differences from the embedded store: node properties are merged into the stored ones (as
 LlamaIndex does) rather than replaced; results come back sorted by id, not in insertion order.
@@ -31,7 +34,7 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from llama_index.core.graph_stores.types import LabelledNode, Relation
+from llama_index.core.graph_stores.types import ChunkNode, EntityNode, LabelledNode, Relation
 
 from llama_kb import graph_model as gm
 from llama_kb.stores._cypher_base import (
@@ -49,6 +52,16 @@ from llama_kb.stores._cypher_base import (
     weighted,
 )
 from llama_kb.stores._cypher_reads import CypherReads
+from llama_kb.stores._cypher_search_fill import fill_search
+from llama_kb.stores._cypher_search_props import node_properties
+from llama_kb.stores._cypher_search_stats import (
+    Deltas,
+    RelationKey,
+    SearchStats,
+    chunk_deltas,
+    relation_deltas,
+)
+from llama_kb.stores.cypher_search import CypherSearchIndex
 
 __all__ = [
     "CHUNK_LABEL",
@@ -76,18 +89,35 @@ class CypherGraphStoreMixin(CypherReads):
     (so its layout is kept) and are followed by a revision bump. Subclasses provide
     :attr:`dialect`, :attr:`endpoint` and :meth:`_run`. The reads live in
     :class:`~llama_kb.stores._cypher_reads.CypherReads`, the query plumbing in
-    :class:`~llama_kb.stores._cypher_base.CypherRunner`; this class adds the writes.
+    :class:`~llama_kb.stores._cypher_base.CypherRunner`; this class adds the writes, which
+    keep the search properties and counts of :attr:`search_index` current.
     """
+
+    def _setup_schema(self) -> None:
+        super()._setup_schema()
+        fill_search(self)
+
+    @property
+    def search_index(self) -> CypherSearchIndex:
+        """Bounded lookups for retrieval (full-text, names, neighbourhoods, facts)."""
+        return CypherSearchIndex(self)
 
     # -- KBGraphStore: writes ---------------------------------------------------------
 
     def upsert_nodes(self, nodes: Sequence[LabelledNode]) -> None:
         """Insert or update nodes (LlamaIndex's upsert; properties are merged)."""
-        nodes = list(nodes)
+        nodes = [_searchable(n) for n in nodes]
         if not nodes:
             return
+        stats = SearchStats(self)
+        chunk_ids = [n.id for n in nodes if isinstance(n, ChunkNode)]
+        before = stats.chunk_rows(chunk_ids) if chunk_ids else {}
         with self.endpoint.errors("upsert nodes"):
             super().upsert_nodes(nodes)  # type: ignore[misc]
+        if chunk_ids:
+            deltas = Deltas()
+            chunk_deltas(deltas, before, stats.chunk_rows(chunk_ids))
+            stats.apply(deltas)
         self._bump()
 
     def upsert_relations(self, relations: list[Relation]) -> None:
@@ -99,8 +129,14 @@ class CypherGraphStoreMixin(CypherReads):
         if not relations:
             return
         checked = [weighted(r) for r in relations]
+        stats = SearchStats(self)
+        keys: list[RelationKey] = [(r.source_id, r.label, r.target_id) for r in checked]
+        before = stats.relation_rows(keys)
         with self.endpoint.errors("upsert relations"):
             self._write_relations(checked)
+        deltas = Deltas()
+        relation_deltas(deltas, before, stats.relation_rows(keys))
+        stats.apply(deltas)
         self._bump()
 
     def _write_relations(self, relations: list[Relation]) -> None:
@@ -124,44 +160,68 @@ class CypherGraphStoreMixin(CypherReads):
         if not (entity_names or relation_names or properties or ids):
             return
         action = "delete"
+        doomed: list[str] = list(ids or [])
         if entity_names:
-            self._per_id_label(
-                "MATCH (n:{label}) WHERE n.name IN $names OR n.id IN $names DETACH DELETE n",
+            rows = self._per_id_label(
+                "MATCH (n:{label}) WHERE n.name IN $names OR n.id IN $names RETURN n.id",
                 {"names": list(entity_names)},
-                write=True,
                 action=action,
             )
-        if ids:
-            self._by_ids(
-                "UNWIND $ids AS node_id MATCH (n:{label} {id: node_id}) DETACH DELETE n",
-                ids,
-                write=True,
+            doomed.extend(r[0] for r in rows)
+        params = {f"p{i}": v for i, v in enumerate((properties or {}).values())}
+        if properties:
+            rows = self._per_id_label(
+                f"MATCH (n:{{label}}) WHERE {_equal_conditions('n', properties)} RETURN n.id",
+                params,
                 action=action,
             )
+            doomed.extend(r[0] for r in rows)
+        self._delete_nodes(doomed)
         any_node = self.dialect.any_node
         if relation_names:
-            self._query(
-                f"MATCH ({any_node})-[r]->({any_node}) WHERE type(r) IN $types DELETE r",
+            self._delete_relations(
+                f"MATCH (s{any_node})-[r]->(t{any_node}) WHERE type(r) IN $types",
                 {"types": list(relation_names)},
-                write=True,
-                action=action,
             )
         if properties:
-            params = {f"p{i}": v for i, v in enumerate(properties.values())}
-            self._per_id_label(
-                f"MATCH (n:{{label}}) WHERE {_equal_conditions('n', properties)} DETACH DELETE n",
+            self._delete_relations(
+                f"MATCH (s{any_node})-[r]->(t{any_node}) "
+                f"WHERE {_equal_conditions('r', properties)}",
                 params,
-                write=True,
-                action=action,
-            )
-            self._query(
-                f"MATCH ({any_node})-[r]->({any_node}) "
-                f"WHERE {_equal_conditions('r', properties)} DELETE r",
-                params,
-                write=True,
-                action=action,
             )
         self._bump()
+
+    def _delete_nodes(self, ids: list[str]) -> int:
+        """Delete the nodes with ``ids`` and their relations, uncounting them; how many."""
+        if not ids:
+            return 0
+        stats = SearchStats(self)
+        deltas = Deltas()
+        chunk_deltas(deltas, stats.chunk_rows(ids), {})
+        deltas.relations(stats.touching(ids), -1)
+        rows = self._by_ids(
+            "UNWIND $ids AS node_id MATCH (n:{label} {id: node_id}) DETACH DELETE n "
+            "RETURN count(n)",
+            ids,
+            write=True,
+            action="delete",
+        )
+        stats.apply(deltas)
+        return sum(int(r[0]) for r in rows)
+
+    def _delete_relations(self, match: str, params: dict[str, Any]) -> None:
+        """Delete the relations ``r`` that ``match`` finds, uncounting them."""
+        rows = self._query(
+            f"{match} RETURN s.id, t.id, type(r), coalesce(r.access, 'public')",
+            params,
+            action="delete",
+        )
+        if not rows:
+            return
+        self._query(f"{match} DELETE r", params, write=True, action="delete")
+        deltas = Deltas()
+        deltas.relations(((str(a), str(b), str(c), str(d)) for a, b, c, d in rows), -1)
+        SearchStats(self).apply(deltas)
 
     def delete_by_property(self, key: str, value: Any) -> int:
         """Delete the nodes whose property ``key`` equals ``value``, with their relations.
@@ -170,13 +230,11 @@ class CypherGraphStoreMixin(CypherReads):
             The number of nodes deleted.
         """
         rows = self._per_id_label(
-            f"MATCH (n:{{label}}) WHERE n.{identifier(key, 'property')} = $value "
-            "DETACH DELETE n RETURN count(n)",
+            f"MATCH (n:{{label}}) WHERE n.{identifier(key, 'property')} = $value RETURN n.id",
             {"value": value},
-            write=True,
             action=f"delete nodes by {key}",
         )
-        count = sum(int(r[0]) for r in rows)
+        count = self._delete_nodes([r[0] for r in rows])
         if count:
             self._bump()
         logger.debug("deleted %d nodes with %s=%r", count, key, value)
@@ -198,3 +256,14 @@ class CypherGraphStoreMixin(CypherReads):
         if count:
             self._bump()
         return count
+
+
+def _searchable(node: LabelledNode) -> LabelledNode:
+    """``node`` with its search properties (see :mod:`._cypher_search_props`)."""
+    if isinstance(node, ChunkNode):
+        extra = node_properties(gm.CHUNK, None, node.text, node.properties)
+    elif isinstance(node, EntityNode):
+        extra = node_properties(node.label, node.name, None, node.properties)
+    else:
+        return node
+    return node.model_copy(update={"properties": {**node.properties, **extra}})

@@ -11,6 +11,7 @@ import logging
 from typing import Any, ClassVar
 
 from llama_kb.errors import BackendError, BackendUnavailable, MissingDependencyError
+from llama_kb.stores._cypher_search_dialect import FALKORDB_SEARCH
 from llama_kb.stores._remote import COMPOSE_FILE, ServerEndpoint, redact_url
 from llama_kb.stores.cypher import CHUNK_LABEL, ENTITY_LABEL, CypherDialect, CypherGraphStoreMixin
 
@@ -42,6 +43,7 @@ FALKORDB_DIALECT = CypherDialect(
     setup=(
         f"CREATE INDEX FOR (n:{CHUNK_LABEL}) ON (n.doc_id)",
         f"CREATE INDEX FOR (n:{ENTITY_LABEL}) ON (n.doc_id)",
+        *FALKORDB_SEARCH.setup,
     ),
 )
 

@@ -16,6 +16,7 @@ from llama_index.core.graph_stores.types import Relation
 from pydantic import SecretStr
 
 from llama_kb.errors import BackendError, BackendUnavailable, MissingDependencyError
+from llama_kb.stores._cypher_search_dialect import NEO4J_SEARCH
 from llama_kb.stores._remote import COMPOSE_FILE, ServerEndpoint, redact_url
 from llama_kb.stores.cypher import (
     ENTITY_LABEL,
@@ -55,6 +56,7 @@ NEO4J_DIALECT = CypherDialect(
         f"CREATE INDEX llama_kb_doc_id IF NOT EXISTS FOR (n:{NODE_LABEL}) ON (n.doc_id)",
         f"CREATE CONSTRAINT llama_kb_meta_key IF NOT EXISTS "
         f"FOR (m:{META_LABEL}) REQUIRE m.key IS UNIQUE",
+        *NEO4J_SEARCH.setup,
     ),
 )
 

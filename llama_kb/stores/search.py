@@ -8,9 +8,12 @@ Every answer costs what the query touches, not what the corpus holds, and the in
 it are updated by the writes themselves, so nothing is rebuilt after a write.
 
 The embedded SQLite store answers through :class:`~llama_kb.stores.sqlite_search.SQLiteSearchIndex`
-(FTS5 and indexed tables in the graph file). Other graph stores, whose indexes cannot answer
-these questions yet, get :class:`~llama_kb.stores.memory_search.MemorySearchIndex`, an
-in-memory index rebuilt when the store's revision moves.
+(FTS5 and indexed tables in the graph file), the FalkorDB and Neo4j stores through
+:class:`~llama_kb.stores.cypher_search.CypherSearchIndex` (the server's full-text and property
+indexes, counts kept by the writes). A user's own LlamaIndex ``PropertyGraphStore``, whose
+indexes cannot answer these questions, gets
+:class:`~llama_kb.retrieval.memory_index.MemorySearchIndex`, an in-memory index rebuilt when
+the store's revision moves.
 """
 
 from __future__ import annotations

@@ -135,7 +135,7 @@ def test_identifiers_are_validated_before_any_query(store, driver, call) -> None
 
 def test_relation_types_go_to_apoc_as_parameters(store, driver) -> None:
     store.upsert_relations([gm.relation("a", "HAS PART", "b", 0.25)])
-    text, params, routing = driver.calls[0]
+    text, params, routing = next(c for c in driver.calls if "apoc.merge" in c[0])
     assert "apoc.merge.relationship(source, row.label" in text
     assert params["data"][0]["label"] == "HAS PART"
     assert params["data"][0]["properties"] == {"weight": 0.25}
@@ -297,3 +297,40 @@ def test_traversal_follows_only_relations_the_reader_may_read(store, driver) -> 
     bob = store.traverse(["entity:a"], max_cost=1.0, max_hops=1, access={"public", "user:bob"})
     assert [s.target for s in bob] == ["doc:private", "doc:public"]
     assert all("user:bob" not in text for text, _, _ in driver.calls)
+
+
+def test_opening_creates_the_search_indexes(driver) -> None:
+    Neo4jGraphStore("neo4j://db.example:7687", "neo4j", PASSWORD, "kb")
+    texts = [text for text, _, _ in driver.calls]
+    for index in ("llama_kb_chunks", "llama_kb_names", "llama_kb_keys"):
+        assert any(f"CREATE FULLTEXT INDEX {index} IF NOT EXISTS" in t for t in texts)
+    assert any("fulltext.analyzer`: 'whitespace'" in t for t in texts)  # no stemming
+    assert any("key: 'search'" in t for t in texts)  # an empty graph is marked as filled
+
+
+def test_search_lookups_use_the_full_text_indexes_with_values_as_parameters(store, driver) -> None:
+    def rows(query: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+        if "LlamaKBAccess" in query:
+            return [{"a": "public", "c": 10, "t": 100, "r": 5, "f": ["doc_id"]}]
+        if "count(n)" in query:
+            return [{"df": 1}]
+        return []
+
+    driver.respond = rows
+    index = store.search_index.scoped(frozenset({MALICIOUS}))
+    index.lexical([MALICIOUS, "falcon"], 5, {"doc_id": MALICIOUS})
+    index.phrase_chunks([MALICIOUS])
+    index.similar_names(MALICIOUS, 3)
+    index.name_forms([MALICIOUS])
+    index.display_names([MALICIOUS])
+    index.chunk_links([MALICIOUS])
+    index.name_stats([MALICIOUS])
+    index.chunk_records([MALICIOUS])
+    index.facts([MALICIOUS], [MALICIOUS], [MALICIOUS], 10)
+    texts = [text for text, _, _ in driver.calls]
+    for name in ("llama_kb_chunks", "llama_kb_names", "llama_kb_keys"):
+        assert any(f"db.index.fulltext.queryNodes('{name}'" in t for t in texts)
+    assert not any("db.idx.fulltext" in t for t in texts)  # FalkorDB's procedures
+    assert {routing for _, _, routing in driver.calls} == {neo4j.RoutingControl.READ}
+    assert_only_in_parameters(driver, MALICIOUS)
+    assert_only_in_parameters(driver, "falcon_")  # the words, as the index stores them

@@ -1,0 +1,389 @@
+"""The :class:`~llama_kb.stores.search.SearchIndex` of the Cypher graph stores (FalkorDB, Neo4j).
+
+Every lookup is a bounded, parameterised query inside the server, over indexes the writes keep
+current (:mod:`._cypher_search_props`, :mod:`._cypher_search_stats`): the server's full-text
+index over pre-tokenised chunk words (lexical candidates, phrases) and name trigrams (fuzzy
+names), indexed name and fact keys, relation reads with ``LIMIT`` per name (its own chunks
+first), and stored counts per access key. Lexical scores are FTS5's BM25, computed from the
+postings of the query's words only, so the same knowledge base scores the same on SQLite and
+on a server. A restricted view (:meth:`CypherSearchIndex.scoped`) passes its access keys as a
+query parameter and counts over them only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from llama_kb.access import PUBLIC
+from llama_kb.names import name_key
+from llama_kb.stores import _sqlite_bm25 as bm25
+from llama_kb.stores._cypher_base import CHUNK_LABEL, ENTITY_LABEL, IDENTIFIER, kb_label
+from llama_kb.stores._cypher_search_dialect import FALKORDB_SEARCH, NEO4J_SEARCH, SearchDialect
+from llama_kb.stores._cypher_search_props import (
+    gram_tokens,
+    lexical_words,
+    name_forms,
+    or_query,
+    phrase_query,
+    word_token,
+)
+from llama_kb.stores._cypher_search_stats import ACCESS_LABEL, NAME_STAT_LABEL, NOT_FIELDS
+from llama_kb.stores.search import Filters, NameForm, NameStats
+
+if TYPE_CHECKING:
+    from llama_kb.stores._cypher_reads import CypherReads
+
+_LINKS = "PART_OF|MENTIONS|LINKS_TO"
+_ACCESS = f"coalesce({{row}}.access, '{PUBLIC}')"
+_FACT_KEYS = ("subject", "predicate", "object", "chunk_id", "doc_id", "evidence", "extractor")
+_FACT_RETURN = "n.id, " + ", ".join(f"n.{k}" for k in _FACT_KEYS)
+_BATCH = 500
+
+
+class CypherSearchIndex:
+    """Bounded query-time lookups over one Cypher graph store.
+
+    Args:
+        store: The graph store (its query runner and dialect).
+        visible: Only records with these access keys (and names reached through them);
+            ``None``: everything.
+    """
+
+    common_share = 0.1
+    """Lexical search skips words found in more than this share of chunks (1.0: none)."""
+    keep_rarest = 2
+
+    def __init__(self, store: CypherReads, visible: frozenset[str] | None = None) -> None:
+        self._store = store
+        self.visible = visible
+        self._keys = sorted(visible) if visible is not None else []
+        self._search: SearchDialect = (
+            NEO4J_SEARCH if store.dialect.name == "neo4j" else FALKORDB_SEARCH
+        )
+        scope = store.dialect.any_node
+        self._chunk = f"(n{scope}:{CHUNK_LABEL} {{id: i}})"
+        self._entity = f"(n{scope}:{ENTITY_LABEL} {{id: i}})"
+        self._fact = f"(n{scope}:fact)"
+
+    # -- plumbing ---------------------------------------------------------------------
+
+    def _query(self, query: str, params: dict[str, Any], action: str) -> list[list[Any]]:
+        return self._store._query(query, {**params, "visible": self._keys}, action=action)
+
+    def _each(
+        self, query: str, values: Sequence[str], action: str, **params: Any
+    ) -> list[list[Any]]:
+        """Rows of ``query`` run over ``values`` (unique, as ``$ids``) in batches."""
+        rows: list[list[Any]] = []
+        unique = list(dict.fromkeys(values))
+        for start in range(0, len(unique), _BATCH):
+            batch = unique[start : start + _BATCH]
+            rows.extend(self._query(query, {**params, "ids": batch}, action))
+        return rows
+
+    def _only(self, row: str) -> str:
+        """`` AND`` condition keeping visible records of alias ``row``."""
+        return "" if self.visible is None else f" AND {_ACCESS.format(row=row)} IN $visible"
+
+    def _named(self, row: str) -> str:
+        """Clause keeping names (alias ``row``) a visible relation touches."""
+        if self.visible is None:
+            return ""
+        return (
+            f" MATCH (s:{NAME_STAT_LABEL} {{node: {row}.id}}) "
+            "WHERE s.access IN $visible AND s.edges > 0"
+        )
+
+    def _access_rows(self, everything: bool = False) -> list[list[Any]]:
+        where = "" if self.visible is None or everything else " WHERE s.access IN $visible"
+        return self._query(
+            f"MATCH (s:{ACCESS_LABEL}){where} RETURN s.access, s.chunks, s.tokens, "
+            "s.relations, s.fields",
+            {},
+            "read search counts",
+        )
+
+    # -- SearchIndex ------------------------------------------------------------------
+
+    @property
+    def revision(self) -> int:
+        """The store's write counter."""
+        return self._store.revision
+
+    def access_keys(self) -> frozenset[str]:
+        """Access keys of the stored chunks and relations (all of them, in a view too)."""
+        rows = self._access_rows(everything=True)
+        return frozenset(str(r[0]) for r in rows if r[1] > 0 or r[3] > 0)
+
+    def scoped(self, visible: frozenset[str] | None) -> CypherSearchIndex:
+        """This index restricted to records with access keys in ``visible``."""
+        return CypherSearchIndex(self._store, visible)
+
+    def chunk_count(self) -> int:
+        """Number of stored (visible) chunks (a stored count)."""
+        return sum(int(r[1]) for r in self._access_rows())
+
+    def metadata_fields(self) -> frozenset[str]:
+        """Metadata fields (visible) chunks have had."""
+        return frozenset(f for r in self._access_rows() for f in (r[4] or ()))
+
+    def lexical(
+        self, terms: Sequence[str], k: int, filters: Filters | None = None
+    ) -> list[tuple[str, float]]:
+        """BM25 top ``k`` chunks for ``terms`` (FTS5's formula over the visible chunks).
+
+        Words found in more than ``common_share`` of the chunks are skipped (the rarest
+        ``keep_rarest`` are always kept); counting a word stops there, so a common word costs
+        at most that many index entries. Filters narrow the result, not the statistics.
+        """
+        words = list(dict.fromkeys(w for t in terms for w in lexical_words(t)))
+        if not words or k <= 0:
+            return []
+        rows = self._access_rows()
+        chunks, tokens = sum(int(r[1]) for r in rows), sum(int(r[2]) for r in rows)
+        if not chunks:
+            return []
+        kept = self._kept(words, chunks)
+        match = f"{self._search.chunk_text} WITH node AS n WHERE true{self._only('n')}"
+        passes, params = _filter_cypher(filters)
+        found = self._query(
+            f"{match} RETURN n.id, n.kb_len, "
+            "[w IN $words | size([x IN split(n.kb_lex, ' ') WHERE x = w])], " + passes,
+            {"q": or_query(map(word_token, kept), self._search.any_of),
+             "words": [word_token(w) for w in kept], **params},
+            "lexical search",
+        )  # fmt: skip
+        lists: list[dict[str, tuple[str, int, int]]] = [{} for _ in kept]
+        for chunk_id, length, tfs, _ in found:
+            for postings, tf in zip(lists, tfs, strict=True):
+                if tf:
+                    postings[chunk_id] = (chunk_id, int(tf), int(length or 0))
+        scored = bm25.scores(lists, chunks, tokens)  # type: ignore[arg-type]
+        allowed = {r[0] for r in found if r[3]}
+        ranked = sorted(
+            ((c, s) for c, s in scored.items() if c in allowed), key=lambda x: (-x[1], x[0])
+        )
+        return ranked[:k]
+
+    def _kept(self, words: list[str], chunks: int) -> list[str]:
+        """``words`` without the common ones (see :meth:`lexical`)."""
+        if self.common_share >= 1.0:
+            return words
+        ceiling = max(self.common_share * chunks, 1.0)
+        df = self._df(words, int(ceiling) + 1)
+        common = [w for w in words if df[w] > ceiling]
+        if len(words) - len(common) < self.keep_rarest and common:
+            df.update(self._df(common, None))
+        rarest = sorted(words, key=lambda w: (df[w], w))[: self.keep_rarest]
+        return [w for w in words if df[w] <= ceiling or w in rarest]
+
+    def _df(self, words: list[str], cap: int | None) -> dict[str, int]:
+        """Visible chunks holding each word, counted up to ``cap``.
+
+        One query per word: FalkorDB 4.16 does not reset a ``LIMIT`` inside a ``CALL {}``
+        subquery between the rows that call it, so the words cannot share one query.
+        """
+        limit = "" if cap is None else " WITH n LIMIT $cap"
+        counted = (
+            f"{self._search.chunk_text} WITH node AS n WHERE true{self._only('n')}{limit} "
+            "RETURN count(n)"
+        )
+        found: dict[str, int] = {}
+        for word in words:
+            rows = self._query(counted, {"q": word_token(word), "cap": cap}, "lexical statistics")
+            found[word] = int(rows[0][0]) if rows else 0
+        return found
+
+    def phrase_chunks(self, phrases: Sequence[str], batch: int = 200) -> set[str]:
+        """Chunks whose text (or title) contains one of ``phrases`` (full-text phrases)."""
+        quoted = list(dict.fromkeys(q for p in phrases if (q := phrase_query(p))))
+        found: set[str] = set()
+        for start in range(0, len(quoted), batch):
+            rows = self._query(
+                f"{self._search.chunk_text} WITH node AS n WHERE true{self._only('n')} RETURN n.id",
+                {"q": self._search.any_of.join(quoted[start : start + batch])},
+                "phrase search",
+            )
+            found.update(str(r[0]) for r in rows)
+        return found
+
+    def name_forms(
+        self, keys: Sequence[str], labels: Sequence[str] | None = None
+    ) -> list[NameForm]:
+        """Stored names spelled as one of ``keys`` (of ``labels``, if given)."""
+        forms: list[NameForm] = []
+        rows = self._each(
+            f"UNWIND $ids AS k {self._search.name_key}{self._named('n')} "
+            "WITH DISTINCT k, n RETURN k, n.id, n.name, labels(n)",
+            keys,
+            "look names up",
+        )
+        for key, node_id, name, graph_labels in rows:
+            label = kb_label(graph_labels)
+            spellings = name_forms(name) if name else {}
+            if (labels is None or label in labels) and key in spellings:
+                forms.append(NameForm(key, node_id, spellings[key], label))
+        return forms
+
+    def similar_names(self, text: str, k: int) -> list[str]:
+        """Up to ``k`` names sharing the most character trigrams with ``text`` (the server's
+        full-text score over name trigrams)."""
+        grams = gram_tokens(text)
+        if not grams or k <= 0:
+            return []
+        rows = self._query(
+            f"{self._search.name_grams} WITH node AS n, score{self._named('n')} "
+            "WITH DISTINCT n, score RETURN n.id ORDER BY score DESC, n.id LIMIT $k",
+            {"q": or_query(grams, self._search.any_of), "k": k},
+            "fuzzy name search",
+        )
+        return [str(r[0]) for r in rows]
+
+    def display_names(self, node_ids: Sequence[str]) -> dict[str, str]:
+        """Node id -> name for the (visible) named nodes among ``node_ids``."""
+        rows = self._each(
+            f"UNWIND $ids AS i MATCH {self._entity} WHERE n.name IS NOT NULL"
+            f"{self._named('n')} RETURN DISTINCT n.id, n.name",
+            node_ids,
+            "read names",
+        )
+        return {str(a): str(b) for a, b in rows}
+
+    def chunk_links(self, chunk_ids: Sequence[str]) -> dict[str, list[tuple[str, bool]]]:
+        """Chunk id -> ``(name id, is its document)`` for its ``PART_OF`` / mention edges."""
+        links: dict[str, list[tuple[str, bool]]] = {c: [] for c in chunk_ids}
+        for chunk_id, name, own in self._links(chunk_ids, f"{self._chunk}-[r:{_LINKS}]->(m)"):
+            links[chunk_id].append((name, own))
+        return links
+
+    def _links(self, ids: Sequence[str], pattern: str) -> list[tuple[str, str, bool]]:
+        """``(i, m.id, is PART_OF)`` of the visible link relations ``r`` that ``pattern``
+        finds from each ``i`` in ``ids`` to another node ``m``."""
+        rows = self._each(
+            f"UNWIND $ids AS i MATCH {pattern} WHERE m.id <> i{self._only('r')} "
+            "RETURN i, m.id, type(r) = 'PART_OF'",
+            ids,
+            "read links",
+        )
+        return [(str(a), str(b), bool(own)) for a, b, own in rows]
+
+    def name_links(self, name_ids: Sequence[str], cap: int) -> dict[str, list[tuple[str, bool]]]:
+        """Name id -> up to ``cap`` chunks, its own (``PART_OF``) first, then mentions.
+
+        Names whose stored totals fit in ``cap`` are read in one query; only hubs are read
+        one by one, each stopping at ``cap``.
+        """
+        names = list(dict.fromkeys(name_ids))
+        stats = self.name_stats(names)
+        small = [n for n in names if n in stats and stats[n].titles + stats[n].mentions <= cap]
+        links: dict[str, list[tuple[str, bool]]] = {n: [] for n in names}
+        for name, chunk_id, own in self._links(small, f"{self._entity}<-[r:{_LINKS}]-(m)"):
+            links[name].append((chunk_id, own))
+        for name in small:
+            links[name].sort(key=lambda link: (not link[1], link[0]))
+        for name in (n for n in names if n in stats and n not in set(small)):
+            links[name] = self._hub_links(name, cap)
+        return links
+
+    def _hub_links(self, name: str, cap: int) -> list[tuple[str, bool]]:
+        own = self._query(
+            f"WITH $i AS i MATCH {self._entity}<-[r:PART_OF]-(c) "
+            f"WHERE c.id <> i{self._only('r')} RETURN c.id LIMIT $cap",
+            {"i": name, "cap": cap},
+            "read name links",
+        )
+        found = [(str(r[0]), True) for r in own]
+        if len(found) < cap:
+            mentions = self._query(
+                f"WITH $i AS i MATCH {self._entity}<-[r:MENTIONS|LINKS_TO]-(c) "
+                f"WHERE c.id <> i{self._only('r')} RETURN DISTINCT c.id LIMIT $cap",
+                {"i": name, "cap": cap - len(found)},
+                "read name links",
+            )
+            found.extend((str(r[0]), False) for r in mentions)
+        return found
+
+    def name_stats(self, name_ids: Sequence[str]) -> dict[str, NameStats]:
+        """Name id -> chunks that belong to / mention it (stored counts, per access key)."""
+        where = "" if self.visible is None else " WHERE s.access IN $visible"
+        rows = self._each(
+            f"UNWIND $ids AS i MATCH (s:{NAME_STAT_LABEL} {{node: i}}){where} "
+            "WITH i, sum(s.titles) AS t, sum(s.mentions) AS m, sum(s.edges) AS e "
+            "WHERE e > 0 RETURN i, t, m",
+            name_ids,
+            "read name counts",
+        )
+        return {str(i): NameStats(int(t), int(m)) for i, t, m in rows}
+
+    def chunk_records(self, chunk_ids: Sequence[str]) -> dict[str, tuple[str, dict[str, Any]]]:
+        """Chunk id -> ``(text, metadata)``."""
+        rows = self._each(
+            f"UNWIND $ids AS i MATCH {self._chunk} WHERE true{self._only('n')} "
+            "RETURN n.id, n.text, n{.*, kb_lex: null, embedding: null}",
+            chunk_ids,
+            "read chunks",
+        )
+        return {str(c): (text or "", _metadata(props or {})) for c, text, props in rows}
+
+    def facts(
+        self,
+        keys: Sequence[str],
+        doc_ids: Sequence[str],
+        chunk_ids: Sequence[str],
+        limit: int,
+        per_key: int = 200,
+    ) -> list[dict[str, Any]]:
+        """Typed fact nodes about ``keys`` (at most ``per_key`` each) or read from ``doc_ids``
+        / ``chunk_ids``; at most ``limit`` per lookup. Each carries ``subject_key`` /
+        ``object_key`` (their name keys) too."""
+        found: dict[str, dict[str, Any]] = {}
+        only = self._only("n")
+        by_key = self._search.fact_key.format(fact=self._fact)
+        rows = self._each(  # (no LIMIT inside CALL {}: see _df)
+            f"UNWIND $ids AS k {by_key}{only} WITH k, n ORDER BY n.id "
+            "WITH k, collect(n)[..$per] AS found UNWIND found AS n WITH DISTINCT n "
+            f"RETURN {_FACT_RETURN} LIMIT $limit",
+            keys,
+            "read facts",
+            per=per_key,
+            limit=limit,
+        )
+        for field, values in (("doc_id", doc_ids), ("chunk_id", chunk_ids)):
+            rows += self._each(
+                f"MATCH {self._fact} WHERE n.{field} IN $ids{only} "
+                f"RETURN {_FACT_RETURN} LIMIT $limit",
+                values,
+                "read facts",
+                limit=limit,
+            )
+        _add_facts(found, rows)
+        return list(found.values())
+
+
+def _add_facts(found: dict[str, dict[str, Any]], rows: list[list[Any]]) -> None:
+    for row in rows:
+        props = dict(zip(_FACT_KEYS, row[1:], strict=True))
+        for end in ("subject", "object"):
+            value = props[end]
+            props[f"{end}_key"] = (name_key(value) or None) if isinstance(value, str) else None
+        found.setdefault(str(row[0]), props)
+
+
+def _metadata(props: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in props.items() if k not in NOT_FIELDS and v is not None}
+
+
+def _filter_cypher(filters: Filters | None) -> tuple[str, dict[str, Any]]:
+    """A boolean expression on ``n`` (the chunk) for ``filters``, values as parameters."""
+    if not filters:
+        return "true", {}
+    conds: list[str] = []
+    params: dict[str, Any] = {}
+    for i, (key, wanted) in enumerate(filters.items()):
+        values = list(wanted) if isinstance(wanted, list | tuple | set) else [wanted]
+        if not IDENTIFIER.match(str(key)) or not values:
+            return "false", {}
+        conds.append(f"n.`{key}` IN $f{i}")
+        params[f"f{i}"] = values
+    return "(" + " AND ".join(conds) + ")", params

@@ -1,0 +1,298 @@
+"""The Cypher search index answers as the embedded SQLite one, from indexes kept by the writes.
+
+The same graph is written into an in-memory SQLite store and into a FalkorDB graph (a real
+server started by the tests); every :class:`~llama_kb.stores.search.SearchIndex` lookup is
+compared, for everything and for a restricted view, before and after adds, changes and
+removals. A knowledge base on FalkorDB retrieves what the same knowledge base on SQLite does.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import servers
+from llama_index.core.base.embeddings.base import BaseEmbedding
+from llama_index.core.graph_stores.types import ChunkNode, Relation
+from servers import unique_name
+
+from llama_kb import KBConfig, KnowledgeBase
+from llama_kb import graph_model as gm
+from llama_kb.names import fold
+from llama_kb.stores.graph import KBGraphStore
+from llama_kb.stores.search import SearchIndex
+from llama_kb.stores.sqlite_graph import SQLitePropertyGraphStore
+
+falkordb_server = servers.falkordb_server
+
+pytestmark = pytest.mark.integration
+
+WORDS = "falcon heron robot budget launch satellite lyon berlin secret plan board lead Zürich café"
+VOCAB = WORDS.split()
+PUBLIC_ONLY = frozenset({"public"})
+QUERY_TERMS = (
+    ["falcon"],
+    ["falcon", "heron", "zurich"],
+    ["cafe", "board"],
+    ["secret", "plan", "lead", "robot", "budget"],
+)
+
+
+def _chunks(seed: int, count: int, access: str) -> list[ChunkNode]:
+    rng = random.Random(seed)
+    return [
+        ChunkNode(
+            text=" ".join(rng.choice(VOCAB) for _ in range(rng.randint(3, 40))),
+            id_=f"{access}-{i}",
+            properties={"doc_id": f"{access}-{i}", "access": access, "title": rng.choice(VOCAB)},
+        )
+        for i in range(count)
+    ]
+
+
+def _fact(i: int) -> gm.NamedNode:
+    return gm.NamedNode(
+        id_=f"fact:{i}",
+        name=f"Falcon owns Thing {i}",
+        label=gm.FACT,
+        properties={
+            "subject": "Falcon", "predicate": "owns", "object": f"Thing {i}",
+            "doc_id": f"public-{i}", "chunk_id": f"public-{i}", "access": "public",
+            "evidence": "e", "extractor": "test",
+        },
+    )  # fmt: skip
+
+
+def _load(store: KBGraphStore) -> None:
+    public, private = _chunks(1, 60, "public"), _chunks(2, 90, "user:bob")
+    names = [gm.entity_node("Falcon"), gm.entity_node("Heron Robot"), gm.entity_node("Lyon (city)")]
+    store.upsert_nodes([*public, *private, *names, *(_fact(i) for i in range(5))])
+    links = [
+        Relation(label=gm.MENTIONS, source_id=c.id_, target_id="entity:falcon",
+                 properties={"access": c.properties["access"]})
+        for c in public[:30] + private[:40]
+    ] + [
+        Relation(label=gm.PART_OF, source_id=c.id_, target_id="entity:heron-robot",
+                 properties={"access": "public"})
+        for c in public[30:35]
+    ]  # fmt: skip
+    store.upsert_relations(links)
+
+
+@pytest.fixture
+def stores(falkordb_server: servers.FalkorDBServer) -> Iterator[tuple[KBGraphStore, KBGraphStore]]:
+    """The same graph in SQLite and in a fresh FalkorDB graph."""
+    from llama_kb.stores.falkordb_graph import FalkorDBGraphStore
+
+    sqlite = SQLitePropertyGraphStore(":memory:")
+    falkor = FalkorDBGraphStore(falkordb_server.url, unique_name("s"))
+    for store in (sqlite, falkor):
+        _load(store)
+    yield sqlite, falkor
+    falkor.client.delete()
+    falkor.close()
+    sqlite.close()
+
+
+def _answers(index: SearchIndex) -> dict[str, object]:
+    """What every lookup returns on the test graph (order-free where the protocol is)."""
+    names = ["entity:falcon", "entity:heron-robot", "entity:lyon-city", "nothing"]
+    chunk_ids = ["public-1", "public-31", "user:bob-1", "user:bob-70"]
+    return {
+        "count": index.chunk_count(),
+        "fields": index.metadata_fields(),
+        "keys": index.access_keys(),
+        "lexical": [index.lexical(terms, 5) for terms in QUERY_TERMS],
+        "filtered": index.lexical(["falcon", "plan"], 5, {"title": ["heron", "lyon"]}),
+        "forms": sorted(map(repr, index.name_forms(["falcon", "lyon", "heron-robot", "x"]))),
+        "entity forms": sorted(map(repr, index.name_forms(["falcon"], ["document"]))),
+        "phrases": index.phrase_chunks(["heron robot", "Zürich café", "nothing here"]),
+        "similar": index.similar_names("Falcn", 2),
+        "display": index.display_names([*names, "public-1"]),
+        "chunk links": {c: sorted(v) for c, v in index.chunk_links(chunk_ids).items()},
+        "name links": {n: sorted(v) for n, v in index.name_links(names, 100).items()},
+        # SQLite keeps a zero row for a name whose links are gone; the server drops it
+        "stats": {n: s for n, s in index.name_stats(names).items() if s.titles or s.mentions},
+        "records": index.chunk_records(chunk_ids),
+        "facts": sorted(
+            map(str, index.facts(["falcon", "thing-3"], ["public-1"], ["public-2"], 50))
+        ),
+    }
+
+
+@pytest.mark.parametrize("visible", [None, PUBLIC_ONLY], ids=["everything", "public view"])
+def test_every_lookup_answers_as_the_sqlite_index(stores, visible) -> None:
+    sqlite, falkor = stores
+    assert _answers(falkor.search_index.scoped(visible)) == _answers(
+        sqlite.search_index.scoped(visible)
+    )
+
+
+def test_lexical_scores_are_the_sqlite_bm25_scores(stores) -> None:
+    sqlite, falkor = stores
+    rare = [
+        ChunkNode(text=f"quasar pulsar nebula {w}", id_=f"rare-{i}", properties={"doc_id": f"r{i}"})
+        for i, w in enumerate(VOCAB[:6])
+    ]
+    for store in (sqlite, falkor):
+        store.upsert_nodes(rare)
+    rng = random.Random(5)
+    queries = [["quasar", "pulsar", "falcon", "nebula"], ["board", "plan", "quasar", "nebula"]]
+    for _ in range(20):  # common words are skipped, rare ones kept, as SQLite does
+        queries.append([fold(w) for w in rng.sample([*VOCAB, "quasar"], rng.randint(1, 5))])
+    for terms in queries:
+        got, want = falkor.search_index.lexical(terms, 10), sqlite.search_index.lexical(terms, 10)
+        assert [c for c, _ in got] == [c for c, _ in want]
+        assert all(abs(a - b) < 1e-9 for (_, a), (_, b) in zip(got, want, strict=True))
+
+
+def test_a_hub_is_read_up_to_the_cap_its_own_chunks_first(stores) -> None:
+    _, falkor = stores
+    falkor.upsert_relations(
+        [Relation(label=gm.PART_OF, source_id="user:bob-5", target_id="entity:falcon",
+                  properties={"access": "user:bob"})]
+    )  # fmt: skip
+    capped = falkor.search_index.name_links(["entity:falcon"], 8)["entity:falcon"]
+    assert len(capped) == 8 and capped[0] == ("user:bob-5", True)
+    assert not any(own for _, own in capped[1:])
+    public = falkor.search_index.scoped(PUBLIC_ONLY).name_links(["entity:falcon"], 8)
+    assert len(public["entity:falcon"]) == 8
+    assert all(c.startswith("public-") and not own for c, own in public["entity:falcon"])
+
+
+@pytest.mark.slow
+def test_a_hub_with_10k_edges_is_counted_and_capped_inside_the_server(stores) -> None:
+    _, falkor = stores
+    falkor.upsert_relations(
+        [Relation(label=gm.MENTIONS, source_id=f"hub-{i}", target_id="entity:lyon-city",
+                  properties={"access": "public" if i % 2 else "user:bob"})
+         for i in range(10_000)]
+    )  # fmt: skip
+    index = falkor.search_index
+    assert index.name_stats(["entity:lyon-city"])["entity:lyon-city"].mentions == 10_000
+    view = index.scoped(PUBLIC_ONLY)
+    assert view.name_stats(["entity:lyon-city"])["entity:lyon-city"].mentions == 5_000
+    capped = view.name_links(["entity:lyon-city"], 64)["entity:lyon-city"]
+    assert len(capped) == 64 and all(int(c.split("-")[1]) % 2 for c, _ in capped)
+
+
+def test_adds_changes_and_removes_keep_both_indexes_equal(stores) -> None:
+    sqlite, falkor = stores
+    changed = ChunkNode(
+        text="zorblat engine falcon", id_="public-7",
+        properties={"doc_id": "public-7", "access": "user:bob", "title": "Zorblat", "lang": "en"},
+    )  # fmt: skip
+    for store in (sqlite, falkor):  # a changed document: its chunks deleted, then written
+        store.delete_by_property("doc_id", "public-7")
+        store.upsert_nodes([changed, gm.entity_node("Zorblat Engine")])
+        store.upsert_relations(
+            [Relation(label=gm.MENTIONS, source_id="public-7", target_id="entity:zorblat-engine",
+                      properties={"access": "user:bob"})]
+        )  # fmt: skip
+        store.delete_by_property("doc_id", "public-3")
+        store.delete(ids=["entity:heron-robot"])
+        store.delete(relation_names=[gm.PART_OF])
+    for visible in (None, PUBLIC_ONLY, frozenset({"user:bob"})):
+        assert _answers(falkor.search_index.scoped(visible)) == _answers(
+            sqlite.search_index.scoped(visible)
+        )
+    index = falkor.search_index
+    assert index.lexical(["zorblat"], 5)[0][0] == "public-7"
+    assert index.scoped(PUBLIC_ONLY).lexical(["zorblat"], 5) == []
+    assert "lang" in index.metadata_fields()
+    assert index.name_stats(["entity:zorblat-engine"])["entity:zorblat-engine"].mentions == 1
+    assert index.chunk_records(["public-3"]) == {}
+    assert index.name_forms(["heron-robot"]) == []
+
+
+def test_rewriting_a_chunk_in_place_moves_its_counts(stores) -> None:
+    _, falkor = stores
+    public, bob = (
+        falkor.search_index.scoped(PUBLIC_ONLY),
+        falkor.search_index.scoped(frozenset({"user:bob"})),
+    )
+    before = (public.chunk_count(), bob.chunk_count())
+    falkor.upsert_nodes(
+        [ChunkNode(text="zorblat", id_="public-8",
+                   properties={"doc_id": "public-8", "access": "user:bob"})]
+    )  # fmt: skip
+    assert (public.chunk_count(), bob.chunk_count()) == (before[0] - 1, before[1] + 1)
+    assert public.lexical(["zorblat"], 3) == []
+    assert [c for c, _ in bob.lexical(["zorblat"], 3)] == ["public-8"]
+
+
+def test_search_properties_stay_out_of_node_properties(stores) -> None:
+    _, falkor = stores
+    (chunk,) = falkor.get(ids=["public-1"])
+    (name,) = falkor.get(ids=["entity:falcon"])
+    assert not {k for k in (*chunk.properties, *name.properties) if k.startswith("kb_")}
+
+
+def test_a_graph_written_before_the_search_index_gets_it_filled_when_opened(
+    stores, falkordb_server
+) -> None:
+    from llama_kb.stores.falkordb_graph import FalkorDBGraphStore
+
+    sqlite, falkor = stores
+    falkor.structured_query(  # what an older llama-kb left: no search properties, no counts
+        "MATCH (n) WHERE n:LlamaKBAccess OR n:LlamaKBNameStat OR n.key = 'search' DELETE n"
+    )
+    falkor.structured_query(
+        "MATCH (n) REMOVE n.kb_lex, n.kb_len, n.kb_keys, n.kb_key_text, n.kb_grams, "
+        "n.kb_fact_keys, n.kb_fact_key_text"
+    )
+    assert falkor.search_index.lexical(["falcon"], 5) == []
+    reopened = FalkorDBGraphStore(falkordb_server.url, falkor.graph_name)
+    try:
+        for visible in (None, PUBLIC_ONLY):
+            assert _answers(reopened.search_index.scoped(visible)) == _answers(
+                sqlite.search_index.scoped(visible)
+            )
+    finally:
+        reopened.close()
+
+
+@pytest.fixture(scope="module")
+def twin_kbs(
+    tmp_path_factory: pytest.TempPathFactory,
+    embedding: BaseEmbedding,
+    falkordb_server: servers.FalkorDBServer,
+) -> Iterator[tuple[KnowledgeBase, KnowledgeBase]]:
+    """The example documents in an embedded knowledge base and in one whose graph is on
+    FalkorDB (vectors embedded in both)."""
+    docs = Path(__file__).resolve().parents[2] / "examples" / "docs"
+    root = tmp_path_factory.mktemp("twins")
+    opened = []
+    for name, env in (("sqlite", {}), ("falkordb", falkordb_server.env)):
+        config = KBConfig.from_env(root / name, env=env)
+        kb = KnowledgeBase.open(config=config, embedding=embedding)
+        assert kb.ingest(docs).ok
+        opened.append(kb)
+    yield opened[0], opened[1]
+    for kb in opened:
+        kb.close()
+
+
+QUESTIONS = [
+    "How does the ingestion pipeline work?",
+    "What does the document interpreter depend on?",
+    "retry policy",
+    "Which components handle chunking and embeddings?",
+]
+
+
+@pytest.mark.parametrize("question", QUESTIONS)
+def test_a_knowledge_base_on_falkordb_retrieves_what_it_does_on_sqlite(twin_kbs, question) -> None:
+    embedded, server = twin_kbs
+    want = embedded.retrieve(question, top_k=8, min_score=0)
+    got = server.retrieve(question, top_k=8, min_score=0)
+    assert [p.chunk_id for p in got.unstructured] == [p.chunk_id for p in want.unstructured]
+    assert [round(p.score, 6) for p in got.unstructured] == [
+        round(p.score, 6) for p in want.unstructured
+    ]
+    assert got.entities == want.entities
+    assert {(f.subject, f.predicate, f.object) for f in got.structured_facts} == {
+        (f.subject, f.predicate, f.object) for f in want.structured_facts
+    }
