@@ -12,7 +12,7 @@ query parameter and counts over them only.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, Any
 
 from llama_kb.access import PUBLIC
@@ -123,6 +123,16 @@ class CypherSearchIndex:
     def chunk_count(self) -> int:
         """Number of stored (visible) chunks (a stored count)."""
         return sum(int(r[1]) for r in self._access_rows())
+
+    def has_relations_besides(self, types: Collection[str]) -> bool:
+        """Whether a relation type outside ``types`` is in the graph's schema (whatever the
+        view; a type whose relations were all deleted may still count: ``True`` is safe)."""
+        rows = self._query(
+            "CALL db.relationshipTypes() YIELD relationshipType RETURN relationshipType",
+            {},
+            "read relation types",
+        )
+        return any(str(r[0]) not in types for r in rows)
 
     def metadata_fields(self) -> frozenset[str]:
         """Metadata fields (visible) chunks have had."""

@@ -119,6 +119,8 @@ def _answers(index: SearchIndex) -> dict[str, object]:
         "facts": sorted(
             map(str, index.facts(["falcon", "thing-3"], ["public-1"], ["public-2"], 50))
         ),
+        "beyond structural": index.has_relations_besides(gm.STRUCTURAL_RELATIONS),
+        "beyond all": index.has_relations_besides({"PART_OF", "MENTIONS", "LINKS_TO", "R"}),
     }
 
 
