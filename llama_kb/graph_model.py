@@ -30,6 +30,7 @@ Relations produced by LLM extractors or loaded knowledge keep their own labels a
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from typing import Any
 
 from llama_index.core.bridge.pydantic import Field
@@ -166,3 +167,19 @@ def fact_node(
             "extractor": extractor,
         },
     )
+
+
+def embedded_phrases(nodes: Sequence[Any]) -> list[str]:
+    """What queries compare by embedding: facts' relation phrases (fact ranking) and the names
+    of entities and documents (fuzzy name linking)."""
+    found: list[str] = []
+    for node in nodes:
+        if node.label == FACT:
+            phrase = node.properties.get("predicate")
+        elif node.label != CHUNK:
+            phrase = getattr(node, "name", None)
+        else:
+            continue
+        if isinstance(phrase, str) and phrase:
+            found.append(phrase)
+    return found

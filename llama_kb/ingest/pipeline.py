@@ -69,8 +69,8 @@ class IngestionPipeline:
         secrets: Secret scanning modes (default :class:`SecretsConfig`).
         search_index: The lookups linking uses (default: the graph store's own); the
             knowledge base passes its engine's, which server stores need.
-        phrases: Where the relation phrases of new facts get their vectors, so that
-            queries read them instead of embedding them.
+        phrases: Where the relation phrases of new facts and the new names get their
+            vectors, so that queries read them instead of embedding them.
     """
 
     def __init__(
@@ -324,9 +324,8 @@ class IngestionPipeline:
         self.graph.upsert_nodes(owned + self._missing(extracted, {n.id for n in owned}))
         self.graph.upsert_relations(relations)
         if self.phrases is not None:
-            phrases = (n.properties.get("predicate") for n in owned if n.label == gm.FACT)
             embed = self.embedding.get_text_embedding_batch
-            self.phrases.ensure((p for p in phrases if isinstance(p, str)), embed)
+            self.phrases.ensure(gm.embedded_phrases([*owned, *extracted]), embed)
         self.manifest.mark_ready([(d.doc_id, w.hashes[d.doc_id], len(cs)) for w, d, cs in batch])
         for work, doc, _ in batch:
             (report.added if doc.doc_id in work.new_ids else report.updated).append(doc.doc_id)

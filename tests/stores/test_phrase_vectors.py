@@ -77,18 +77,21 @@ def test_queries_read_the_phrases_ingest_stored(
         assert spy.texts_embedded > 0  # without the file, the query embeds them
 
 
-def test_fuzzy_linking_embeds_a_name_once_per_knowledge_base(
+def test_fuzzy_linking_reads_the_names_ingest_stored(
     tmp_path: Path, embedding: BaseEmbedding, docs_dir: Path
 ) -> None:
     question = "What does the Vector Indexr store?"  # misspelt: only fuzzy linking finds it
     with KnowledgeBase.open(tmp_path / "kb", embedding=embedding) as kb:
         assert kb.ingest(docs_dir).ok
-        first = CountingEmbedding(inner=embedding)
-        kb.engine._fuzzy.embedding = first
+        assert kb._phrases is not None and "Vector Indexer" in kb._phrases.read(["Vector Indexer"])
+    with KnowledgeBase.open(tmp_path / "kb", embedding=embedding) as kb:
+        stored = CountingEmbedding(inner=embedding)
+        kb.engine._fuzzy.embedding = stored
         linked = kb.retrieve(question).trace["linked_entities"]
         assert any(e["name"] == "Vector Indexer" for e in linked)
+    (tmp_path / "kb" / PHRASES_FILE).unlink()
     with KnowledgeBase.open(tmp_path / "kb", embedding=embedding) as kb:
-        again = CountingEmbedding(inner=embedding)
-        kb.engine._fuzzy.embedding = again
+        cold = CountingEmbedding(inner=embedding)
+        kb.engine._fuzzy.embedding = cold
         assert kb.retrieve(question).trace["linked_entities"] == linked
-    assert 0 < again.texts_embedded < first.texts_embedded  # the spans only, not the names
+    assert 0 < stored.texts_embedded < cold.texts_embedded  # the spans only, not the names
