@@ -29,7 +29,7 @@ from llama_kb.stores._cypher_search_props import (
     word_token,
 )
 from llama_kb.stores._cypher_search_stats import ACCESS_LABEL, NAME_STAT_LABEL, NOT_FIELDS
-from llama_kb.stores.search import Filters, NameForm, NameStats
+from llama_kb.stores.search import Filters, LexicalPruning, NameForm, NameStats
 
 if TYPE_CHECKING:
     from llama_kb.stores._cypher_reads import CypherReads
@@ -41,7 +41,7 @@ _FACT_RETURN = "n.id, " + ", ".join(f"n.{k}" for k in _FACT_KEYS)
 _BATCH = 500
 
 
-class CypherSearchIndex:
+class CypherSearchIndex(LexicalPruning):
     """Bounded query-time lookups over one Cypher graph store.
 
     Args:
@@ -49,10 +49,6 @@ class CypherSearchIndex:
         visible: Only records with these access keys (and names reached through them);
             ``None``: everything.
     """
-
-    common_share = 0.1
-    """Lexical search skips words found in more than this share of chunks (1.0: none)."""
-    keep_rarest = 2
 
     def __init__(self, store: CypherReads, visible: frozenset[str] | None = None) -> None:
         self._store = store
@@ -180,13 +176,12 @@ class CypherSearchIndex:
         """``words`` without the common ones (see :meth:`lexical`)."""
         if self.common_share >= 1.0:
             return words
-        ceiling = max(self.common_share * chunks, 1.0)
+        ceiling = self.ceiling(chunks)
         df = self._df(words, int(ceiling) + 1)
         common = [w for w in words if df[w] > ceiling]
         if len(words) - len(common) < self.keep_rarest and common:
-            df.update(self._df(common, None))
-        rarest = sorted(words, key=lambda w: (df[w], w))[: self.keep_rarest]
-        return [w for w in words if df[w] <= ceiling or w in rarest]
+            df.update(self._df(common, None))  # the rarest of the common ones: exact counts
+        return self.informative(words, df, chunks)
 
     def _df(self, words: list[str], cap: int | None) -> dict[str, int]:
         """Visible chunks holding each word, counted up to ``cap``.

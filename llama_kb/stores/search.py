@@ -135,6 +135,28 @@ class SearchIndex(Protocol):
         ...
 
 
+class LexicalPruning:
+    """Which query words a lexical search scores: a word found in more than ``common_share``
+    of the chunks weighs little in BM25 and its posting list costs the most, so it is
+    skipped; the ``keep_rarest`` rarest words are always kept (1.0: every word is kept)."""
+
+    common_share = 0.1
+    keep_rarest = 2
+
+    def ceiling(self, chunks: int) -> float:
+        """The most chunks a word may be found in and still be scored."""
+        return max(self.common_share * chunks, 1.0)
+
+    def informative(self, words: Sequence[str], df: Mapping[str, int], chunks: int) -> list[str]:
+        """``words`` (in order) without the common ones, ``df`` being each word's chunk count
+        (exact up to :meth:`ceiling`)."""
+        if self.common_share >= 1.0:
+            return list(words)
+        ceiling = self.ceiling(chunks)
+        rarest = sorted(words, key=lambda w: (df[w], w))[: self.keep_rarest]
+        return [w for w in words if df[w] <= ceiling or w in rarest]
+
+
 def restricted(index: SearchIndex, visible: frozenset[str]) -> SearchIndex:
     """``index`` as a reader of the access keys ``visible`` sees it: itself when every stored
     record is visible, else its :meth:`~SearchIndex.scoped` view."""

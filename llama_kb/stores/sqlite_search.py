@@ -16,7 +16,7 @@ from llama_kb.stores import _sqlite_bm25 as bm25
 from llama_kb.stores._sqlite_access import access_condition
 from llama_kb.stores._sqlite_db import SQLiteDatabase
 from llama_kb.stores._sqlite_rows import _chunks, _json_path, _marks, _unique
-from llama_kb.stores.search import LINK_RELATIONS, Filters, NameForm, NameStats
+from llama_kb.stores.search import LINK_RELATIONS, Filters, LexicalPruning, NameForm, NameStats
 
 _LINKS = _marks(LINK_RELATIONS)
 _MENTION_RELATIONS = [r for r in LINK_RELATIONS if r != "PART_OF"]
@@ -33,7 +33,7 @@ _FACT_FIELDS = ", ".join(
 )
 
 
-class SQLiteSearchIndex:
+class SQLiteSearchIndex(LexicalPruning):
     """Bounded query-time lookups over one SQLite graph file.
 
     Args:
@@ -42,9 +42,6 @@ class SQLiteSearchIndex:
             ``None``: everything.
     """
 
-    common_share = 0.1
-    """Lexical search skips words found in more than this share of chunks (1.0: none)."""
-    keep_rarest = 2
     rare_grams = 6
     """Trigrams of a span that fuzzy name lookup matches on (the rarest ones)."""
 
@@ -154,7 +151,7 @@ class SQLiteSearchIndex:
         """
         with self._db.read() as conn:
             chunks, tokens = bm25.visible_totals(conn, self._keys)
-            ceiling = max(self.common_share * chunks, 1.0)
+            ceiling = self.ceiling(chunks)
             lists: dict[str, dict[int, tuple[str, int, int]]] = {}
             df: dict[str, int] = {}
             for word in words:
@@ -163,7 +160,7 @@ class SQLiteSearchIndex:
                     df[word] = len(lists[word])
                 else:
                     df[word] = bm25.visible_df(conn, word, self._keys)
-            kept = self._kept(words, df, chunks)
+            kept = self.informative(words, df, chunks)
             for word in kept:
                 if word not in lists:
                     lists[word] = bm25.postings(conn, word, self._keys)
@@ -174,23 +171,13 @@ class SQLiteSearchIndex:
         return sorted(scored.items(), key=lambda item: (-item[1], item[0]))[:k]
 
     def _informative(self, words: list[str]) -> list[str]:
-        """``words`` without those in more than ``common_share`` of the chunks (their BM25
-        weight is small, and scoring their posting lists costs the most); the rarest
-        ``keep_rarest`` words are always kept."""
+        """``words`` without the common ones (:class:`LexicalPruning`)."""
         if self.common_share >= 1.0:
             return words
         with self._db.read() as conn:
             total = int(conn.execute("SELECT value FROM meta WHERE key = 'chunks'").fetchone()[0])
             df = {w: _vocab_df(conn, w) for w in words}
-        return self._kept(words, df, total)
-
-    def _kept(self, words: list[str], df: dict[str, int], total: int) -> list[str]:
-        if self.common_share >= 1.0:
-            return words
-        ceiling = max(self.common_share * total, 1.0)
-        kept = [w for w in words if df[w] <= ceiling]
-        rarest = sorted(words, key=lambda w: (df[w], w))[: self.keep_rarest]
-        return [w for w in words if w in kept or w in rarest]
+        return self.informative(words, df, total)
 
     def phrase_chunks(self, phrases: Sequence[str], batch: int = 200) -> set[str]:
         """Chunks whose text (or title) contains one of ``phrases`` (FTS5 phrase queries)."""
