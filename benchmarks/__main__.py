@@ -42,6 +42,12 @@ def main() -> None:
         help="chunker: token-aware (default) or the character chunker (1000/200)",
     )
     parser.add_argument(
+        "--embedding",
+        choices=["minilm", "bge-small"],
+        default="minilm",
+        help="retrieval: the bundled embedding model",
+    )
+    parser.add_argument(
         "--sizes",
         default="10000,30000,100000",
         help="scale: corpus sizes in passages, comma-separated",
@@ -124,6 +130,7 @@ def main() -> None:
             limit=args.limit,
             with_triples=args.with_triples,
             chunk_unit=args.chunk_unit,
+            embedding_name=args.embedding,
         )
 
 

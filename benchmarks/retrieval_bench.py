@@ -17,13 +17,15 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks._common import median, percentile, read_jsonl, timer, write_results
-from llama_kb import KBConfig, KnowledgeBase, default_embedding
+from llama_kb import KBConfig, KnowledgeBase, OnnxBgeSmallEmbedding, OnnxMiniLMEmbedding
 from llama_kb import graph_model as gm
 from llama_kb.retrieval.lexical import lexical_tokens
 
 KS = (2, 5, 10)
 DEPTH = 10
 MODES = ("bm25", "vector", "graph", "hybrid", "unified")
+EMBEDDINGS = {"minilm": OnnxMiniLMEmbedding, "bge-small": OnnxBgeSmallEmbedding}
+"""The bundled models ``--embedding`` chooses from."""
 
 
 def run(
@@ -33,6 +35,7 @@ def run(
     limit: int | None = None,
     with_triples: bool = False,
     chunk_unit: str = "tokens",
+    embedding_name: str = "minilm",
 ) -> dict[str, Any]:
     """Ingest ``dataset/corpus.jsonl`` (incrementally into ``kb_dir``) and score every mode.
 
@@ -41,8 +44,8 @@ def run(
     oracle), so that result is an upper bound, not a headline.
     """
     questions = read_jsonl(dataset / "questions.jsonl")[:limit]
-    kb_dir = kb_dir or out_dir / f"kb-{dataset.name}-{chunk_unit}"
-    embedding = default_embedding()
+    kb_dir = kb_dir or out_dir / f"kb-{dataset.name}-{chunk_unit}-{embedding_name}"
+    embedding = EMBEDDINGS[embedding_name]()
     config = KBConfig.build(path=kb_dir, chunking={"unit": chunk_unit})
     with KnowledgeBase.open(config=config, embedding=embedding) as kb:
         with timer() as ingest_time:
@@ -51,10 +54,11 @@ def run(
         results = {mode: _score_mode(kb, mode, questions) for mode in MODES}
         halves = _halves(kb, questions)
         paired = _paired_latency(kb, questions)
-    upper_bound = _with_triples(dataset, kb_dir, questions) if with_triples else None
+    upper_bound = _with_triples(dataset, kb_dir, questions, embedding) if with_triples else None
     figures: dict[str, Any] = {
         "dataset": dataset.name,
         "questions": len(questions),
+        "embedding": embedding.model_name,
         "ingest": {
             "chunk_unit": chunk_unit,
             "seconds": round(ingest_time(), 1),
@@ -70,7 +74,8 @@ def run(
     if upper_bound is not None:
         figures["upper_bound_with_oracle_triples"] = upper_bound
     table = _markdown(figures)
-    write_results(out_dir, f"retrieval-{dataset.name}-{chunk_unit}", figures, table)
+    name = f"retrieval-{dataset.name}-{chunk_unit}-{embedding_name}"
+    write_results(out_dir, name, figures, table)
     print(table)
     return figures
 
@@ -152,12 +157,14 @@ def _halves(kb: KnowledgeBase, questions: list[dict[str, Any]]) -> dict[str, Any
     }
 
 
-def _with_triples(dataset: Path, kb_dir: Path, questions: list[dict[str, Any]]) -> dict[str, Any]:
+def _with_triples(
+    dataset: Path, kb_dir: Path, questions: list[dict[str, Any]], embedding: Any
+) -> dict[str, Any]:
     """Score the unified retriever after loading the oracle triples into a copy of the KB."""
     copy = kb_dir.with_name(kb_dir.name + "-with-triples")
     shutil.rmtree(copy, ignore_errors=True)
     shutil.copytree(kb_dir, copy)
-    with KnowledgeBase.open(copy, embedding=default_embedding()) as kb:
+    with KnowledgeBase.open(copy, embedding=embedding) as kb:
         relations = [
             gm.relation(_triple_node(t, "subject"), t["predicate"], _triple_node(t, "object"), 1.0)
             for t in read_jsonl(dataset / "triples.jsonl")
@@ -200,7 +207,8 @@ def _paired_latency(kb: KnowledgeBase, questions: list[dict[str, Any]]) -> dict[
 def _markdown(figures: dict[str, Any]) -> str:
     modes = figures["modes"]
     lines = [
-        f"Dataset `{figures['dataset']}`, {figures['questions']} questions; ingest "
+        f"Dataset `{figures['dataset']}`, {figures['questions']} questions, embedding "
+        f"`{figures['embedding']}`; ingest "
         f"{figures['ingest']['seconds']} s ({figures['ingest']['added']} added, "
         f"{figures['ingest']['unchanged']} unchanged; chunker {figures['ingest']['chunk_unit']}: "
         f"{figures['ingest']['chunks']} chunks embedded, "

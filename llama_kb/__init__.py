@@ -20,6 +20,7 @@ _EXPORTS: dict[str, str] = {
     "KBConfig": "llama_kb.config",
     "LimitsConfig": "llama_kb.config",
     "SecretsConfig": "llama_kb.config",
+    "OnnxBgeSmallEmbedding": "llama_kb.embeddings",
     "OnnxMiniLMEmbedding": "llama_kb.embeddings",
     "default_embedding": "llama_kb.embeddings",
     "BackendError": "llama_kb.errors",
@@ -92,6 +93,7 @@ __all__ = [
     "MissingDependencyError",
     "NodePostprocessorReranker",
     "NotSupportedError",
+    "OnnxBgeSmallEmbedding",
     "OnnxMiniLMEmbedding",
     "Principal",
     "QueryClassifier",
@@ -133,7 +135,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names load lazi
         LimitsConfig,
         SecretsConfig,
     )
-    from llama_kb.embeddings import OnnxMiniLMEmbedding, default_embedding
+    from llama_kb.embeddings import OnnxBgeSmallEmbedding, OnnxMiniLMEmbedding, default_embedding
     from llama_kb.errors import (
         BackendError,
         BackendUnavailable,

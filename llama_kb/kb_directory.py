@@ -11,7 +11,7 @@ from typing import Any
 from llama_index.core.base.embeddings.base import BaseEmbedding
 
 from llama_kb.config import KBConfig
-from llama_kb.embeddings import embedding_fingerprint
+from llama_kb.embeddings import embedding_fingerprint, is_bundled
 from llama_kb.errors import KnowledgeBaseError
 from llama_kb.ingest.manifest import Manifest
 from llama_kb.kb_identity import settle_identity
@@ -131,6 +131,17 @@ def check_directory(root: Path, create: bool) -> dict[str, Any] | None:
     return None
 
 
+def recorded_model(root: Path) -> str | None:
+    """The embedding model name in ``root``'s ``kb.json``, or ``None`` when there is none to
+    read (a new or damaged directory is reported later, by :func:`check_directory`)."""
+    try:
+        meta = json.loads((root / KB_FILE).read_text(encoding="utf-8"))
+        name = meta["embedding"]["model_name"]
+    except (OSError, ValueError, TypeError, KeyError):
+        return None
+    return name if isinstance(name, str) else None
+
+
 def dimension_of(embedding: BaseEmbedding) -> int:
     """The embedding's vector size (probed once when it does not say)."""
     dimension = getattr(embedding, "dimension", None)
@@ -142,12 +153,25 @@ def dimension_of(embedding: BaseEmbedding) -> int:
 def check_embedding(
     root: Path, meta: dict[str, Any], embedding: BaseEmbedding, dimension: int
 ) -> None:
-    """Refuse an embedding whose dimension differs from the stored one; warn on a new name.
+    """Refuse an embedding whose dimension differs from the stored one, or another bundled
+    model than the stored one; warn on any other new name.
 
     Raises:
-        KnowledgeBaseError: The dimensions differ.
+        KnowledgeBaseError: The dimensions differ, or both are bundled models and differ
+            (their vectors have the same length but cannot be compared).
     """
     stored = meta.get("embedding", {})
+    recorded = stored.get("model_name")
+    if (
+        is_bundled(recorded)
+        and is_bundled(embedding.model_name)
+        and recorded != embedding.model_name
+    ):
+        raise KnowledgeBaseError(
+            f"{root} was built with the bundled embedding {recorded!r}, not "
+            f"{embedding.model_name!r}; open it without an embedding (it then uses its own) "
+            "or ingest into a new directory"
+        )
     if stored.get("dimension") != dimension:
         raise KnowledgeBaseError(
             f"{root} was built with embedding {stored.get('model_name')!r} of dimension "

@@ -23,7 +23,7 @@ from llama_kb.ingest.pipeline import IngestionPipeline
 from llama_kb.ingest.repair import OrphanReport, find_orphans
 from llama_kb.ingest.repair import repair as repair_orphans
 from llama_kb.ingest.sources import FilesAdapter
-from llama_kb.kb_directory import open_stores, settle_directory
+from llama_kb.kb_directory import open_stores, recorded_model, settle_directory
 from llama_kb.knowledge import (
     KnowledgeProvider,
     LoadReport,
@@ -112,7 +112,8 @@ class KnowledgeBase:
             path: Knowledge base directory; overrides ``config.path``.
             config: Settings; default: embedded stores with default chunking.
             embedding: A LlamaIndex ``BaseEmbedding`` or LangChain ``Embeddings``;
-                default: the bundled offline all-MiniLM-L6-v2.
+                default: the bundled model the knowledge base was built with, else
+                :data:`~llama_kb.embeddings.DEFAULT_MODEL_NAME`.
             extractors: Graph extractors; default: headings and links, the structure of
                 source code, typed facts from sentences (spaCy) and records (no LLM).
             create: Create the directory when missing; with ``False`` a missing
@@ -130,7 +131,7 @@ class KnowledgeBase:
         if path is not None:
             config = config.model_copy(update={"path": Path(path)})
         root = config.path.expanduser()
-        embed = resolve_embedding(embedding)
+        embed = resolve_embedding(embedding, recorded=recorded_model(root))
         config, meta, fresh = settle_directory(config, root, embed, create)
         vectors, graph, manifest = open_stores(config, root, meta["id"], fresh)
         chosen = default_extractors() if extractors is None else list(extractors)

@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from llama_kb.embeddings import cpu_session
 from llama_kb.errors import ConfigurationError
+from llama_kb.onnx_embedding import cpu_session
 from llama_kb.retrieval.rerank import unit_score
 from llama_kb.types import SearchHit
 

@@ -1,9 +1,10 @@
 """Counting text in the embedding model's tokens, to size chunks to the model's window.
 
-The bundled all-MiniLM-L6-v2 reads 256 WordPiece tokens, ``[CLS]`` and ``[SEP]`` included,
-so 254 tokens of text. For any other embedding the same WordPiece tokenizer serves as an
-estimate (most sub-word tokenizers give similar counts on English text) with a window of
-512 tokens unless configured.
+A bundled model is counted with its own tokenizer and window (all-MiniLM-L6-v2 reads 256
+WordPiece tokens, ``[CLS]`` and ``[SEP]`` included, so 254 tokens of text; bge-small-en-v1.5
+512). For any other embedding MiniLM's WordPiece tokenizer serves as an estimate (most
+sub-word tokenizers give similar counts on English text) with a window of 512 tokens unless
+configured.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from llama_kb.embeddings import MAX_SEQ_LENGTH, OnnxMiniLMEmbedding, load_tokenizer
+from llama_kb.onnx_embedding import MINILM, OnnxEmbedding, OnnxModel
 
 __all__ = ["TokenCounter", "token_counter"]
 
@@ -26,11 +27,13 @@ class TokenCounter:
     Args:
         window: Tokens of text the model reads (special tokens excluded).
         exact: Whether the counts are the model's own (``False``: an estimate).
+        model: The bundled model whose tokenizer counts.
     """
 
-    def __init__(self, window: int, exact: bool) -> None:
+    def __init__(self, window: int, exact: bool, model: OnnxModel = MINILM) -> None:
         self.window = window
         self.exact = exact
+        self.model = model
         self._tokenizer: Any = None
         self._lock = threading.Lock()
 
@@ -38,7 +41,7 @@ class TokenCounter:
         if self._tokenizer is None:
             with self._lock:
                 if self._tokenizer is None:
-                    self._tokenizer = load_tokenizer()
+                    self._tokenizer = self.model.load_tokenizer()
         return self._tokenizer
 
     def count_batch(self, texts: Sequence[str]) -> list[int]:
@@ -59,9 +62,9 @@ def token_counter(embedding: Any, window: int | None = None) -> TokenCounter:
     Args:
         embedding: The knowledge base's embedding.
         window: Model window in tokens (special tokens included) when configured; ``None``
-            means 256 for the bundled model and 512 for any other.
+            means a bundled model's own window and 512 for any other.
     """
-    exact = isinstance(embedding, OnnxMiniLMEmbedding)
-    if window is None:
-        window = MAX_SEQ_LENGTH if exact else _OTHER_MODEL_WINDOW
-    return TokenCounter(window - _SPECIAL_TOKENS, exact)
+    if isinstance(embedding, OnnxEmbedding):
+        spec = embedding.spec
+        return TokenCounter((window or spec.window) - _SPECIAL_TOKENS, True, spec)
+    return TokenCounter((window or _OTHER_MODEL_WINDOW) - _SPECIAL_TOKENS, False)
