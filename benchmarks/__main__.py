@@ -45,7 +45,7 @@ def main() -> None:
         "--embedding",
         choices=["minilm", "bge-small"],
         default="minilm",
-        help="retrieval: the bundled embedding model",
+        help="retrieval: the bundled embedding model of a new knowledge base",
     )
     parser.add_argument(
         "--sizes",

@@ -17,15 +17,13 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks._common import median, percentile, read_jsonl, timer, write_results
-from llama_kb import KBConfig, KnowledgeBase, OnnxBgeSmallEmbedding, OnnxMiniLMEmbedding
+from llama_kb import KBConfig, KnowledgeBase, default_embedding
 from llama_kb import graph_model as gm
 from llama_kb.retrieval.lexical import lexical_tokens
 
 KS = (2, 5, 10)
 DEPTH = 10
 MODES = ("bm25", "vector", "graph", "hybrid", "unified")
-EMBEDDINGS = {"minilm": OnnxMiniLMEmbedding, "bge-small": OnnxBgeSmallEmbedding}
-"""The bundled models ``--embedding`` chooses from."""
 
 
 def run(
@@ -45,7 +43,7 @@ def run(
     """
     questions = read_jsonl(dataset / "questions.jsonl")[:limit]
     kb_dir = kb_dir or out_dir / f"kb-{dataset.name}-{chunk_unit}-{embedding_name}"
-    embedding = EMBEDDINGS[embedding_name]()
+    embedding = default_embedding(embedding_name)
     config = KBConfig.build(path=kb_dir, chunking={"unit": chunk_unit})
     with KnowledgeBase.open(config=config, embedding=embedding) as kb:
         with timer() as ingest_time:

@@ -22,6 +22,11 @@ if TYPE_CHECKING:
 EXIT_OK, EXIT_FAILURES, EXIT_USER_ERROR = 0, 1, 2
 
 
+EMBEDDING_CHOICES = ("minilm", "bge-small")
+"""``--embedding`` values: the keys of :data:`llama_kb.embeddings.MODEL_ALIASES` (not imported
+here, to keep the CLI quick to start)."""
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (exposed for docs and tests)."""
     parser = argparse.ArgumentParser(
@@ -57,6 +62,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="KEY",
         help="who may read documents that do not say it themselves: public, org:<org>, "
         "org:<org>#<group>,..., user:<user> (default: the configured access.default)",
+    )
+    ingest.add_argument(
+        "--embedding",
+        choices=EMBEDDING_CHOICES,
+        help="bundled embedding model of a new knowledge base (default minilm); an existing "
+        "one keeps the model it was built with",
     )
     ingest.add_argument("--quiet", action="store_true", help="no progress bar")
     ingest.add_argument("--json", action="store_true", help="print the report as JSON")
@@ -138,9 +149,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _open(args: argparse.Namespace, create: bool = False) -> KnowledgeBase:
     from llama_kb.config import KBConfig
+    from llama_kb.embeddings import default_embedding
     from llama_kb.knowledge_base import KnowledgeBase
 
-    return KnowledgeBase.open(config=KBConfig.from_env(args.kb), create=create)
+    model = getattr(args, "embedding", None)
+    embedding = default_embedding(model) if model else None
+    return KnowledgeBase.open(config=KBConfig.from_env(args.kb), embedding=embedding, create=create)
 
 
 def _ingest(args: argparse.Namespace) -> int:

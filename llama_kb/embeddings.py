@@ -26,6 +26,7 @@ from llama_kb.onnx_embedding import (
 
 __all__ = [
     "DEFAULT_MODEL_NAME",
+    "MODEL_ALIASES",
     "LangChainEmbeddingAdapter",
     "OnnxBgeSmallEmbedding",
     "OnnxEmbedding",
@@ -46,13 +47,16 @@ _BUNDLED: dict[str, type[OnnxEmbedding]] = {
     MINILM.name: OnnxMiniLMEmbedding,
     BGE_SMALL.name: OnnxBgeSmallEmbedding,
 }
+MODEL_ALIASES = {"minilm": MINILM.name, "bge-small": BGE_SMALL.name}
+"""Short names of the bundled models (the CLI's ``--embedding``)."""
 
 
 def default_embedding(model_name: str | None = None) -> BaseEmbedding:
     """A process-wide shared bundled embedding, so each ONNX model loads once per process.
 
     Args:
-        model_name: A bundled model's name (:data:`DEFAULT_MODEL_NAME` when ``None``).
+        model_name: A bundled model's name or alias (:data:`MODEL_ALIASES`);
+            :data:`DEFAULT_MODEL_NAME` when ``None``.
 
     Returns:
         The same instance on every call with the same name.
@@ -60,7 +64,7 @@ def default_embedding(model_name: str | None = None) -> BaseEmbedding:
     Raises:
         ConfigurationError: ``model_name`` is not a bundled model.
     """
-    name = model_name or DEFAULT_MODEL_NAME
+    name = MODEL_ALIASES.get(model_name or "", model_name or DEFAULT_MODEL_NAME)
     if name not in _BUNDLED:
         raise ConfigurationError(f"unknown bundled embedding {name!r}; known: {sorted(_BUNDLED)}")
     shared = _shared.get(name)

@@ -137,3 +137,20 @@ def test_ingest_from_an_fsspec_url(capsys, tmp_path: Path) -> None:
         assert report["unchanged"] == ["updater.md"]
     finally:
         fs.rm("/cli-src", recursive=True)
+
+
+def test_ingest_with_another_bundled_embedding(capsys, tmp_path: Path, docs_dir: Path) -> None:
+    from llama_kb.cli import EMBEDDING_CHOICES
+    from llama_kb.embeddings import MODEL_ALIASES
+
+    assert set(EMBEDDING_CHOICES) == set(MODEL_ALIASES)
+    kb = tmp_path / "kb"
+    code, _, _ = run(capsys, "ingest", str(docs_dir), "--kb", str(kb), "--quiet", "--embedding",
+                     "bge-small")  # fmt: skip
+    assert code == 0
+    model = json.loads((kb / "kb.json").read_text())["embedding"]["model_name"]
+    assert model == MODEL_ALIASES["bge-small"]
+    code, out, _ = run(capsys, "query", "Who leads the Knowledge Team?", "--kb", str(kb))
+    assert code == 0 and "1. [" in out  # the query opened the KB with its own model
+    code, _, err = run(capsys, "ingest", str(docs_dir), "--kb", str(kb), "--embedding", "minilm")
+    assert code == 2 and "built with the bundled embedding" in err
