@@ -184,6 +184,13 @@ class RankingConfig(_Model):
         hit_decay: How much ``hit_proximity`` falls per rank below the first passage.
         fact_hits: Top passages whose facts are candidates.
         rerank_depth: Fused passages a reranker reorders (when one is set).
+        bridge_weight: Weight of the second dense hop of described queries (question + best
+            passage, :mod:`~llama_kb.retrieval.bridge_hop`) against the fused ranking; 0
+            turns the hop off.
+        bridge_keep: Best fused passages the hop never moves.
+        bridge_depth: Passages the hop searches for.
+        bridge_pool: Fused passages the hop's results are fused with.
+        bridge_rrf_k: The ``k`` of that reciprocal rank fusion (small: rank matters).
 
     The three fact weights are normalised by their sum, so a fact score stays in [0, 1].
     """
@@ -214,6 +221,11 @@ class RankingConfig(_Model):
     hit_decay: float = Field(default=0.05, ge=0, le=0.2)
     fact_hits: int = Field(default=5, ge=0)
     rerank_depth: int = Field(default=20, gt=0)
+    bridge_weight: float = Field(default=0.5, ge=0)
+    bridge_keep: int = Field(default=2, ge=0)
+    bridge_depth: int = Field(default=10, gt=0)
+    bridge_pool: int = Field(default=30, gt=0)
+    bridge_rrf_k: float = Field(default=1.0, gt=0)
 
     @model_validator(mode="after")
     def _some_fact_weight(self) -> RankingConfig:

@@ -36,7 +36,7 @@ from llama_kb import graph_model as gm
 from llama_kb.access import Principal
 from llama_kb.config import QueryOptions, RankingConfig
 from llama_kb.errors import ConfigurationError, LlamaKBError, QueryError
-from llama_kb.retrieval import fact_step, knowledge_step, ranking, rerank
+from llama_kb.retrieval import bridge_hop, fact_step, knowledge_step, ranking, rerank
 from llama_kb.retrieval import trace as observe
 from llama_kb.retrieval.background import Pending
 from llama_kb.retrieval.cache import QueryCache, cache_key
@@ -304,6 +304,11 @@ class ContextEngine:
         plan.trace.setdefault("retrievers", {})["vector"] = {"hits": len(hits), "ms": _ms(started)}
         return hits
 
+    def _dense_search(self, plan: QueryPlan, text: str, n: int) -> list[SearchHit]:
+        """Dense search of ``text`` with ``plan``'s filters and access."""
+        vector = self.embedding.get_query_embedding(text)
+        return self.vectors.query(vector, n, plan.options.filters, plan.access)
+
     def _lexical(self, plan: QueryPlan) -> list[tuple[str, float]]:
         if plan.view is None:
             return []
@@ -336,6 +341,9 @@ class ContextEngine:
         depth = self._candidates(plan)
         top_k = plan.options.top_k
         keep = self._kept(plan)
+        hopping = view is not None and bridge_hop.applies(plan, self.ranking)
+        if hopping:
+            keep, pool = max(keep, self.ranking.bridge_pool), keep
         if view is None:
             hits = [
                 replace(h, ranks={"vector": i}, score=min(1.0, max(0.0, h.score)))
@@ -346,6 +354,9 @@ class ContextEngine:
         else:
             hits = ranking.rank_graph(plan, view, dense, lexical, self.ranking, depth, keep)
         plan.stages.add("fusion", started, out=len(hits))
+        if hopping:
+            search, degrade = partial(self._dense_search, plan), partial(self._degrade, plan)
+            keep, hits = pool, bridge_hop.apply(plan, hits, search, self.ranking, pool, degrade)
         if self.reranker is not None:
             hits = rerank.apply(self.reranker, plan, hits, top_k, partial(self._degrade, plan))
         refined: list[str] = []

@@ -185,7 +185,7 @@ class ScoreParts:
     ) -> set[int]:
         """Rows worth a line: the dense hits and the ranked ones, the lexical top ``depth``
         (filtered or not), and every fused row or, on graph routes, the top ``4 * top_k``."""
-        rows = {snapshot.row_of[c] for c in chunk_ids}
+        rows = {snapshot.row_of[c] for c in chunk_ids if c in snapshot.row_of}
         if lexical is not None:
             rows |= set(_ranks(lexical, None, self.depth))
         if self.candidates is not None:

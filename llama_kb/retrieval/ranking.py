@@ -144,17 +144,19 @@ def rank_graph(
     return hits
 
 
-def base_share(plan: QueryPlan, ranking: RankingConfig) -> float:
-    """The dense+lexical score's share beside the walk: ``described_base_share`` when at least
-    ``described_threshold`` of the query's words lie outside the names linked in it (its
-    bridges are described, not named, so a walk from those names knows less), else
-    ``base_share``."""
+def is_described(plan: QueryPlan, ranking: RankingConfig) -> bool:
+    """Whether at least ``described_threshold`` of the query's words lie outside the names
+    linked in it: its bridges are described, not named."""
     words = lexical_tokens(plan.query)
     named = {w for surface in plan.linked_surfaces for w in lexical_tokens(surface)}
-    described = sum(w not in named for w in words) / max(len(words), 1)
-    if described >= ranking.described_threshold:
-        return ranking.described_base_share
-    return ranking.base_share
+    return sum(w not in named for w in words) / max(len(words), 1) >= ranking.described_threshold
+
+
+def base_share(plan: QueryPlan, ranking: RankingConfig) -> float:
+    """The dense+lexical score's share beside the walk: ``described_base_share`` for a
+    described query (:func:`is_described`: a walk from its few names knows less), else
+    ``base_share``."""
+    return ranking.described_base_share if is_described(plan, ranking) else ranking.base_share
 
 
 def lexical_scores(view: Candidates, lexical: Lexical) -> np.ndarray:

@@ -1,0 +1,104 @@
+"""The second dense hop of described queries: what it moves, what it never moves, and whom it
+lets see what."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from llama_index.core import Document
+
+from llama_kb import KBConfig, KnowledgeBase
+from llama_kb.config import QueryOptions, RankingConfig
+from llama_kb.retrieval import bridge_hop
+from llama_kb.retrieval.plan import QueryPlan
+from llama_kb.types import SearchHit
+
+RANKING = RankingConfig(bridge_weight=0.5, bridge_keep=2, bridge_depth=10, bridge_rrf_k=1.0)
+
+
+def plan(query: str, surfaces: list[str]) -> QueryPlan:
+    made = QueryPlan(query, QueryOptions(), time.perf_counter())
+    made.linked_surfaces = list(surfaces)
+    return made
+
+
+def hit(n: int, score: float = 0.5) -> SearchHit:
+    return SearchHit(f"c{n}", f"d{n}", f"passage {n}", score, {}, {"vector": n})
+
+
+FUSED = [hit(n, 1.0 - n / 20) for n in range(1, 11)]  # c1 (0.95) ... c10 (0.5)
+
+
+def test_only_described_queries_hop() -> None:
+    assert bridge_hop.applies(
+        plan("who founded the society that publishes the journal", []), RANKING
+    )
+    named = plan("Who was born first, Adam Smith or Karl Marx?", ["Adam Smith", "Karl Marx"])
+    assert not bridge_hop.applies(named, RANKING)
+    off = RANKING.model_copy(update={"bridge_weight": 0.0})
+    assert not bridge_hop.applies(plan("which river flows through the capital", []), off)
+
+
+def test_the_top_stays_a_shared_passage_rises_and_a_new_one_enters() -> None:
+    asked: list[tuple[str, int]] = []
+
+    def search(text: str, n: int) -> list[SearchHit]:
+        asked.append((text, n))
+        return [hit(1), hit(42), hit(9)]  # c1 is fixed at the top: never counted twice
+
+    query = plan("who founded the society that publishes the journal", [])
+    out = bridge_hop.hop(query, list(FUSED), search, RANKING, keep=6)
+    assert asked == [(f"{query.query} passage 1", 12)]
+    assert [h.chunk_id for h in out[:2]] == ["c1", "c2"]
+    # rest 1/(1 + rank) + hop 0.5/(1 + rank): c3 1, c4 .5, c42 .5, c9 1/7 + .25, c5 1/3
+    assert [h.chunk_id for h in out] == ["c1", "c2", "c3", "c4", "c42", "c9"]
+    assert out[4].ranks == {"vector": 42, "bridge": 1}
+    assert out[5].ranks == {"vector": 9, "bridge": 2}
+    assert [h.score for h in out] == [h.score for h in FUSED[:6]]  # fused scores by position
+    assert query.trace["retrievers"]["bridge"]["added"] == 2
+
+
+def test_a_failing_hop_leaves_the_fused_ranking() -> None:
+    errors: list[str] = []
+
+    def broken(text: str, n: int) -> list[SearchHit]:
+        raise RuntimeError("vector store down")
+
+    def degrade(backend: str, e: Exception) -> None:
+        errors.append(f"{backend}: {e}")
+
+    query = plan("who founded the society that publishes the journal", [])
+    out = bridge_hop.apply(query, list(FUSED), broken, RANKING, 3, degrade)
+    assert out == FUSED[:3] and errors == ["bridge: vector store down"]
+    assert bridge_hop.apply(query, [], broken, RANKING, 3, degrade) == []
+
+
+@pytest.fixture
+def journal_kb(tmp_path, embedding):
+    with KnowledgeBase.open(
+        tmp_path / "kb", embedding=embedding, config=KBConfig(cache_size=0)
+    ) as kb:
+        kb.add_documents(
+            [
+                Document(text="The Quarterly of Tidal Studies is published by the Lumen Society."),
+                Document(text="Tidal studies measure how the sea rises and falls each day."),
+                Document(text="Journals publish peer-reviewed articles several times a year."),
+            ]
+        )
+        kb.add_documents(
+            [Document(text="The Lumen Society's first president was Ada Ferrow, in 1901.")],
+            access="user:bob",
+        )
+        yield kb
+
+
+def test_the_hop_runs_for_described_queries_and_respects_access(journal_kb) -> None:
+    question = "Who was the first president of the society that publishes the tidal quarterly?"
+    anonymous = journal_kb.retrieve(question, top_k=4)
+    assert "bridge" in anonymous.trace["retrievers"]
+    assert all("Ferrow" not in h.text for h in anonymous.unstructured)
+    bob = journal_kb.retrieve(question, top_k=4, principal="bob")
+    assert any("Ferrow" in h.text for h in bob.unstructured)
+    scores = [h.score for h in bob.unstructured]
+    assert scores == sorted(scores, reverse=True) and all(0 <= s <= 1 for s in scores)
