@@ -425,7 +425,9 @@ CLI_CASES: list[tuple[str, list[str], int, str]] = [
 
 @pytest.fixture
 def cli_dir(tmp_path: Path, embedding: BaseEmbedding, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setattr("llama_kb.knowledge_base.resolve_embedding", lambda _: embedding)
+    monkeypatch.setattr(
+        "llama_kb.knowledge_base.resolve_embedding", lambda _, recorded=None: embedding
+    )
     (tmp_path / "notkb").mkdir()
     (tmp_path / "notkb" / "x.txt").write_text("x")
     (tmp_path / "file.txt").write_text("x")
