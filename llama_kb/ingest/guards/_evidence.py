@@ -13,7 +13,7 @@ import math
 import re
 from collections import Counter
 
-from llama_kb.ingest.guards._values import is_placeholder, is_public, is_word
+from llama_kb.ingest.guards._values import is_identifier, is_placeholder, is_public, is_word
 
 __all__ = ["RANDOM", "entropy", "is_encrypted", "is_name", "shape_score"]
 
@@ -36,9 +36,18 @@ _REGEX = re.compile(
 _UUID_INSIDE = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.I)
 # numbers, dates and times, versions, ports, addresses
 _NUMERIC = re.compile(r"^(?:[\d\W_]|(?<=\d)[TZ])+$")
-# Values encrypted for storage (SOPS, jasypt, Ansible Vault, sealed secrets): safe to publish.
-_ENCRYPTED = re.compile(r"^(?:ENC[\[(]|\$ANSIBLE_VAULT|!vault\b|vault:v\d:)")
+# Values encrypted for storage (SOPS, jasypt, Ansible Vault, sealed secrets, EJSON, and
+# base64 in braces as Maven and Jenkins write it): safe to publish.
+_ENCRYPTED = re.compile(
+    r"^(?:ENC[\[(]|\$ANSIBLE_VAULT|!vault\b|vault:v\d:|EJ\[\d:|\{[A-Za-z0-9+/]{16,}={0,2}\})"
+)
 _GROUPED_LETTERS = re.compile(r"^[a-z]{4}(?:-[a-z]{4}){3}$")
+# Three or more lower-case words and a number, one separator throughout: a passphrase as
+# password managers and people make them (the words of a name are rarely all lower case
+# and end in a number).
+_PASSPHRASE = re.compile(
+    r"^[a-z]{3,12}(?P<sep>[-_.])[a-z]{3,12}(?:(?P=sep)[a-z]{3,12})+(?P=sep)\d{1,4}$"
+)
 _VOWEL = re.compile("[aeiouy]")
 # A short piece mixing cases with a digit before a letter is random (``y3Qp``), not a word.
 _RANDOM_PIECE = re.compile(r"^(?=.*[a-z])(?=.*[A-Z]).{0,4}\d[A-Za-z].{0,4}$")
@@ -77,6 +86,8 @@ def shape_score(value: str) -> int:
         random_letters = random_letters and not is_name(value)  # SSOCredentialFetcher
         return RANDOM if random_letters and entropy(value) >= 3.5 else 0
     classes = _classes(value)
+    if _PASSPHRASE.match(value):
+        return _SHORT
     if is_name(value):  # a name, or a password built like one (see _SHORT_TAIL)
         mixed = any(c.isupper() for c in value) and any(c.islower() for c in value)
         return _SHORT if mixed and _SHORT_TAIL.search(value) else 0
@@ -115,6 +126,7 @@ def _rejected(value: str) -> bool:
         is_placeholder(value)
         or is_public(value)
         or is_encrypted(value)
+        or is_identifier(value)
         or bool(_NUMERIC.match(value))
         or bool(_HOST.match(value) or _EMAIL.match(value))
         or value.startswith(("/", "~", "./", "$", "%", "&", "#!"))

@@ -30,7 +30,8 @@ __all__ = ["negated"]
 # Algorithm names (``sha256``) are not among them: an HMAC key follows them too.
 NEGATIVE = frozenset(
     {"hash", "hashed", "hashes", "digest", "checksum", "fingerprint", "fingerprints"}
-    | {"public", "pub", "encrypted", "sealed", "cipher", "ciphertext", "encrypt"}
+    | {"thumbprint", "public", "pub", "publishable", "anon", "encrypted", "sealed", "cipher"}
+    | {"ciphertext", "encrypt", "verification", "csrf", "xsrf"}
 )
 _IDENTS_BEFORE = 3
 _CHARS_BEFORE = 48
@@ -42,6 +43,15 @@ _JWK_PRIVATE = re.compile(r"['\"](?:d|p|q|dp|dq|qi|k)['\"]\s*:")
 _PARENT_LINES = 12
 _BLOCK_LINES = 400
 _RUN_START = re.compile(r"[^\s'\"`=]*$")  # the start of the unbroken run holding a value
+# Resource names and references that name a secret without holding it (an ARN's
+# ``secret:prod/db-password-AbC123``), and the key under which CI services keep an encrypted
+# value (Travis and AppVeyor's ``secure: "..."``).
+_RESOURCE = re.compile(r"arn:[\w-]+:", re.IGNORECASE)
+_SECURE_KEY = re.compile(r"(?<![\w-])secure['\"]?\s*:\s*['\"]?$", re.IGNORECASE)
+# An SSH public key: the algorithm, then the key blob.
+_SSH_ALGORITHM = re.compile(
+    r"(?:ssh-(?:rsa|dss|ed25519|ed448)|(?:sk-)?ecdsa-sha2-\S+|sk-ssh-\S+)\s+$"
+)
 
 
 def negated(lines: Sequence[str], number: int, start: int, end: int) -> bool:
@@ -51,6 +61,10 @@ def negated(lines: Sequence[str], number: int, start: int, end: int) -> bool:
     run = _RUN_START.search(line, 0, start)
     stored = is_stored_hash(line[run.start() if run else start :])
     if is_encrypted(value) or stored or is_known_example(value):
+        return True
+    if is_encrypted(line[max(0, start - 1) :]) or (run and _RESOURCE.match(line, run.start())):
+        return True  # {base64} as Maven and Jenkins encrypt, arn:aws:...
+    if _SECURE_KEY.search(line, 0, start) or _SSH_ALGORITHM.search(line, 0, start):
         return True
     before = _SQL_CLAUSE.sub(" ", line[max(0, start - _CHARS_BEFORE) : start])
     idents = _IDENT.findall(before)[-_IDENTS_BEFORE:]

@@ -11,6 +11,7 @@ from collections import Counter
 
 __all__ = [
     "UUID",
+    "is_identifier",
     "is_known_example",
     "is_placeholder",
     "is_public",
@@ -23,13 +24,22 @@ __all__ = [
 _PLACEHOLDER = re.compile(
     r"example|your[-_ ]|<[^>]*>|\$\{|\{\{|^\$|x{4,}|\*{3,}|placeholder|redacted|changeme|"
     r"^(?:true|false|null|none|nil|undefined)$|^(.)\1*$|^%\w+%$|^@\w+@$|\.\.\.|^/[\w./-]+$|"
-    r"^[(\[{]|"
-    r"^(?!.*\d)[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+(?:\(.*\))?$|^[A-Za-z_][\w.]*[\[(]",
+    r"^[(\[{]|#\{|"
+    r"^(?!.*\d)[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+(?:\(.*\))?$|^@?[A-Za-z_][\w.]*[\[(]",
     re.IGNORECASE,
 )
-# Keys meant to be published: Stripe and Mapbox publishable tokens, and client secrets a
-# vendor hands to the browser inside an object id (``pi_<id>_secret_<...>``).
-_PUBLIC = re.compile(r"^(?:pk\.|pk_(?:live|test)_|phc_|[a-z]{2,5}_[A-Za-z0-9]{8,}_secret_)")
+# Keys meant to be published: Stripe and Mapbox publishable tokens, client secrets a vendor
+# hands to the browser inside an object id (``pi_<id>_secret_<...>``), and public keys in
+# their encodings: age and Nostr recipients, BIP32 extended public keys, and SSH public key
+# blobs (base64 of a length and ``ssh-``, ``ecdsa-`` or ``sk-``).
+_PUBLIC = re.compile(
+    r"^(?:pk\.|pk_(?:live|test)_|phc_|[a-z]{2,5}_[A-Za-z0-9]{8,}_secret_|"
+    r"age1[02-9ac-hj-np-z]{50,}|npub1|[xyzt]pub[1-9A-HJ-NP-Za-km-z]{90,}|"
+    r"AAAA[A-Za-z0-9+/]{2}(?:NzaC1|VjZHNh|NrLXNzaC1|NrLWVjZHNh))"
+)
+# Identifiers printed as hex: an Ethereum address (``0x`` and 40 digits, any case) and a
+# SHA-1 fingerprint or thumbprint in upper case (GPG, certificates).
+_IDENTIFIER = re.compile(r"^(?:0x[0-9a-fA-F]{40}|(?=.*[A-F])[0-9A-F]{40})$")
 # Credentials vendors publish in their documentation as examples (jwt.io's token signature,
 # Stripe's and GitHub's documented test keys); AWS's end in EXAMPLE, a placeholder already.
 _KNOWN_EXAMPLES = re.compile(
@@ -38,15 +48,20 @@ _KNOWN_EXAMPLES = re.compile(
 )
 # Password hashes in their storage formats: a scheme in braces (LDAP ``{SSHA}``) or a scheme
 # naming a hash before ``$`` (Django ``pbkdf2_sha256$...``, ``SCRAM-SHA-256$4096:...``).
+# Also PostgreSQL's ``md5`` and 32 hex digits, MySQL's ``*`` and 40, and Werkzeug's
+# ``pbkdf2:sha256:600000$...`` and ``scrypt:32768:8:1$...``.
 _STORED_HASH = re.compile(
     r"\{[A-Za-z0-9._-]+\}(?=\S)|(?<![\w$-])[\w-]*"
-    r"(?:sha|md5|md4|pbkdf|crypt|argon|scram|blake|ntlm|ssha)[\w-]*\$+[\w./+=]*[$:]",
+    r"(?:sha|md5|md4|pbkdf|crypt|argon|scram|blake|ntlm|ssha)[\w-]*(?::\w+)*\$+[\w./+=]*[$:]|"
+    r"md5[0-9a-f]{32}(?![0-9a-f])|\*[0-9A-F]{40}(?![0-9A-F])",
     re.IGNORECASE,
 )
 
 UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$", re.I)
 _CAMEL_WORDS = re.compile(r"^[a-z]*(?:[A-Z][a-z]+)+$")  # ExclusiveStartShardId
 _ENV_NAME = re.compile(r"^[A-Z]+(?:_[A-Z]+)+$")  # "secret": "AWS_SECRET_ACCESS_KEY"
+# A URI without credentials in it points at a secret kept elsewhere (a secret manager).
+_REFERENCE = re.compile(r"^[a-z][a-z0-9+.-]*://[^@\s]*$", re.IGNORECASE)
 
 
 def is_placeholder(value: str) -> bool:
@@ -57,6 +72,11 @@ def is_placeholder(value: str) -> bool:
 def is_public(value: str) -> bool:
     """Whether ``value`` is a key its vendor publishes (``pk_live_...``, Mapbox ``pk.``)."""
     return bool(_PUBLIC.match(value.strip("'\"`")))
+
+
+def is_identifier(value: str) -> bool:
+    """Whether ``value`` is an address or a fingerprint written in hex, not a secret."""
+    return bool(_IDENTIFIER.match(value))
 
 
 def is_stored_hash(text: str) -> bool:
@@ -84,6 +104,8 @@ def looks_secret(raw: str) -> bool:
     """
     value = raw.strip("'\"`")
     if len(value) < 6 or any(c.isspace() for c in value) or is_placeholder(value):
+        return False
+    if _REFERENCE.match(value):  # op://vault/item/field, doppler://..., sm://...
         return False
     if is_public(value):
         return False
