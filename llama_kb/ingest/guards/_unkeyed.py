@@ -66,8 +66,11 @@ _CALLS: tuple[re.Pattern[str], ...] = (
 _PROSE: tuple[re.Pattern[str], ...] = (
     re.compile(
         r"\b(?:password|passwd|passphrase|pwd|pw|secret|token|key|api[ _-]?key|access[ _-]?key|"
-        r"mot de passe|passwort|kennwort|contrase[ñn]a|" + STEMS_PATTERN + r")"
-        r"\b[^.\n:=]{0,40}?\s(?:is|was|est|ist|lautet|es|era|é|è|är|er|on|je|jest|это)\s*:?\s+"
+        r"mot de passe|passwort|kennwort|contrase[ñn]a|m[ậa]t\s+kh[ẩa]u|kata\s+(?:sandi|laluan)|"
+        + STEMS_PATTERN
+        + r")"
+        r"\b[^.\n:=]{0,40}?\s(?:is|was|est|ist|lautet|es|era|é|è|är|er|on|je|jest|это|είναι|là|"
+        r"adalah|ialah)\s*:?\s+"
         r"(?P<value>\S+)",
         re.IGNORECASE,
     ),

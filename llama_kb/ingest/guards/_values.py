@@ -34,7 +34,7 @@ _PLACEHOLDER = re.compile(
 # blobs (base64 of a length and ``ssh-``, ``ecdsa-`` or ``sk-``).
 _PUBLIC = re.compile(
     r"^(?:pk\.|pk_(?:live|test)_|phc_|[a-z]{2,5}_[A-Za-z0-9]{8,}_secret_|"
-    r"age1[02-9ac-hj-np-z]{50,}|npub1|[xyzt]pub[1-9A-HJ-NP-Za-km-z]{90,}|"
+    r"age1[02-9ac-hj-np-z]{50,}|npub1|[xyzt]pub[1-9A-HJ-NP-Za-km-z]{50,}|"
     r"AAAA[A-Za-z0-9+/]{2}(?:NzaC1|VjZHNh|NrLXNzaC1|NrLWVjZHNh))"
 )
 # Identifiers printed as hex: an Ethereum address (``0x`` and 40 digits, any case) and a
