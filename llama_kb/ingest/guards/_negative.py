@@ -49,7 +49,7 @@ _PARENT_LINES = 12
 _BLOCK_LINES = 400
 _RUN_START = re.compile(r"[^\s'\"`=]*$")  # the start of the unbroken run holding a value
 # Resource names and references that name a secret without holding it (an ARN's
-# ``secret:prod/db-password-AbC123``), and the key under which CI services keep an encrypted
+# ``...:secret:<name>``), and the key under which CI services keep an encrypted
 # value (Travis and AppVeyor's ``secure: "..."``).
 _RESOURCE = re.compile(r"arn:[\w-]+:", re.IGNORECASE)
 _SECURE_KEY = re.compile(r"(?<![\w-])secure['\"]?\s*:\s*['\"]?$", re.IGNORECASE)

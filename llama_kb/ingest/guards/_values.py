@@ -5,6 +5,8 @@ Shared by the keyed rules (:mod:`._assignments`) and the unkeyed ones (:mod:`._u
 
 from __future__ import annotations
 
+import base64
+import itertools
 import math
 import re
 from collections import Counter
@@ -20,10 +22,15 @@ __all__ = [
     "looks_secret",
 ]
 
-# Values that stand for a secret without being one: placeholders, references, code.
+# Values that stand for a secret without being one: placeholders, references, code, masks
+# (``sk-••••3xYz``, ``ghp_…9fQ2``, ``####-1234``), values that say they are not real
+# (``fake-...``, ``dummy``, ``replace-with-...``, ``TODO``) and tokens between doubled marks
+# (``__DB_PASSWORD__``, ``@@KEY@@``) that release tools replace.
 _PLACEHOLDER = re.compile(
     r"example|your[-_ ]|<[^>]*>|\$\{|\{\{|^\$|x{4,}|\*{3,}|placeholder|redacted|changeme|"
-    r"^(?:true|false|null|none|nil|undefined)$|^(.)\1*$|^%\w+%$|^@\w+@$|\.\.\.|^/[\w./-]+$|"
+    r"•{2,}|●{2,}|…|#{3,}|fake|dummy|sample|replace|insert[-_ ]|^todo$|^tbd$|"
+    r"^(?P<mark>__|@@|%%)[A-Za-z_][\w.-]*(?P=mark)$|"
+    r"^(?:true|false|null|none|nil|undefined)$|^(?P<same>.)(?P=same)*$|^%\w+%$|^@\w+@$|\.\.\.|^/[\w./-]+$|"
     r"^[(\[{]|#\{|"
     r"^(?!.*\d)[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+(?:\(.*\))?$|^@?[A-Za-z_][\w.]*[\[(]",
     re.IGNORECASE,
@@ -40,11 +47,13 @@ _PUBLIC = re.compile(
 # Identifiers printed as hex: an Ethereum address (``0x`` and 40 digits, any case) and a
 # SHA-1 fingerprint or thumbprint in upper case (GPG, certificates).
 _IDENTIFIER = re.compile(r"^(?:0x[0-9a-fA-F]{40}|(?=.*[A-F])[0-9A-F]{40})$")
-# Credentials vendors publish in their documentation as examples (jwt.io's token signature,
-# Stripe's and GitHub's documented test keys); AWS's end in EXAMPLE, a placeholder already.
+# Credentials vendors and standards publish as examples (jwt.io's token signature, Stripe's
+# and GitHub's documented test keys, RFC 6749's tokens); AWS's end in EXAMPLE, a placeholder.
 _KNOWN_EXAMPLES = re.compile(
     r"SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c|sk_test_4eC39HqLyjWDarjtT1zdp7dc|"
-    r"sk_test_BQokikJOvBiI2HlWgH4olfQ2|ghp_16C7e42F292c6912E7710c838347Ae178B4a"
+    r"sk_test_BQokikJOvBiI2HlWgH4olfQ2|ghp_16C7e42F292c6912E7710c838347Ae178B4a|"
+    # OAuth 2.0's examples (RFC 6749): access and refresh token, code, client password
+    r"2YotnFZFEjr1zCsicMWpAA|tGzv3JOkF0XG5Qx2TlKWIA|SplxlOBeZQQYbYS6WxSbIA|gX1fBat3bV"
 )
 # Password hashes in their storage formats: a scheme in braces (LDAP ``{SSHA}``) or a scheme
 # naming a hash before ``$`` (Django ``pbkdf2_sha256$...``, ``SCRAM-SHA-256$4096:...``).
@@ -66,12 +75,44 @@ _REFERENCE = re.compile(r"^[a-z][a-z0-9+.-]*://[^@\s]*$", re.IGNORECASE)
 
 def is_placeholder(value: str) -> bool:
     """Whether ``value`` stands for a secret (``<your-key>``, ``${X}``, ``changeme``...)."""
-    return bool(_PLACEHOLDER.search(value) or _ENV_NAME.match(value) or UUID.match(value))
+    return bool(
+        _PLACEHOLDER.search(value)
+        or _ENV_NAME.match(value)
+        or UUID.match(value)
+        or _sequential(value)
+    )
+
+
+def _sequential(value: str) -> bool:
+    """Whether ``value`` is mostly runs such as ``1234``, ``abcd`` (``1234567890abcdef``,
+    ``abc123def456``): how documentation writes a key, never how a generator makes one.
+
+    Like detect-secrets' ``is_sequential_string``, which only takes a value that is itself
+    one run.
+    """
+    chars = [c for c in value.lower() if c.isalnum()]
+    if len(chars) < 8:
+        return False
+    steps = sum(ord(b) - ord(a) == 1 for a, b in itertools.pairwise(chars))
+    return steps >= 0.6 * (len(chars) - 1)
 
 
 def is_public(value: str) -> bool:
-    """Whether ``value`` is a key its vendor publishes (``pk_live_...``, Mapbox ``pk.``)."""
-    return bool(_PUBLIC.match(value.strip("'\"`")))
+    """Whether ``value`` is a key its vendor publishes (``pk_live_...``, Mapbox ``pk.``), a
+    public key, or a certificate in base64 (a Kubernetes ``caBundle``)."""
+    value = value.strip("'\"`")
+    return bool(_PUBLIC.match(value)) or _public_pem(value)
+
+
+def _public_pem(value: str) -> bool:
+    """Whether ``value`` is base64 of a PEM block that is not a private key."""
+    if not value.startswith("LS0tLS1CRUdJTi") or len(value) < 60:
+        return False
+    try:
+        head = base64.b64decode(value[:60], validate=True)
+    except ValueError:
+        return False
+    return b"PRIVATE" not in head
 
 
 def is_identifier(value: str) -> bool:

@@ -106,12 +106,14 @@ NOT_SECRET = frozenset(
     | {"next", "page", "pagination", "continuation", "cursor", "change", "idempotency", "arn"}
     # values stored sealed: safe to publish
     | {"encrypted", "sealed", "cipher", "ciphertext"}
-)  # Keys of data structures, not credentials: ``cache key``, ``sort_key``, ``sourceMapKey``.
-# They qualify the weak word ``key`` only (a ``cache password`` is still a password).
+)  # Keys of data structures and keys that verify, not credentials: ``cache key``, ``sort_key``,
+# ``sourceMapKey``, ``verifyKey``. They qualify the weak word ``key`` only (a ``cache
+# password`` is still a password).
 _DATA_KEYS = frozenset(
     {"cache", "sort", "partition", "primary", "foreign", "composite", "range", "row", "map"}
     | {"lookup", "index", "shard", "routing", "group", "dedup", "deduplication", "unique"}
     | {"i18n", "translation", "message", "dict", "site", "search", "object", "storage"}
+    | {"verify", "verifying"}
 )
 # Lines without any credential word (or a part of one) are skipped cheaply.
 HINT = re.compile(

@@ -161,9 +161,10 @@ _CANDIDATE = re.compile(
     re.IGNORECASE,
 )
 _HEX = re.compile(r"^[0-9a-fA-F]+$")
-# A random-looking value under one of these keys is a digest or an identifier ("CodeSha256").
+# A random-looking value under one of these keys is a digest, a signature or an identifier.
 _NOT_SECRET_KEY = re.compile(
-    r"(?:sha\d*|hash|digest|checksum|etag|id|name|alphabet|sitekey|site_key)['\"]?\s*[:=]\s*['\"]?$",
+    r"(?:sha\d*|hash|digest|checksum|etag|id|name|alphabet|sitekey|site_key|sig|signature)['\"]?"
+    r"\s*[:=]\s*['\"]?$",
     re.IGNORECASE,
 )
 _ASSIGNMENT = "credential_assignment"
