@@ -106,13 +106,14 @@ NOT_SECRET = frozenset(
     | {"next", "page", "pagination", "continuation", "cursor", "change", "idempotency", "arn"}
     # values stored sealed: safe to publish
     | {"encrypted", "sealed", "cipher", "ciphertext"}
-)  # Keys of data structures and keys that verify, not credentials: ``cache key``, ``sort_key``,
+)
+# Keys of data structures and keys that verify, not credentials: ``cache key``, ``sort_key``,
 # ``sourceMapKey``, ``verifyKey``. They qualify the weak word ``key`` only (a ``cache
 # password`` is still a password). Primary, storage, object and routing keys are left out:
 # cloud services issue secrets under those names.
 _DATA_KEYS = frozenset(
     {"cache", "sort", "partition", "foreign", "composite", "range", "row", "map", "lookup"}
-    | {"index", "shard", "group", "dedup", "deduplication", "unique", "i18n", "translation"}
+    | {"index", "shard", "group", "dedup", "deduplication", "unique", "locale", "translation"}
     | {"message", "dict", "site", "search", "verify", "verifying"}
 )
 # Lines without any credential word (or a part of one) are skipped cheaply.
