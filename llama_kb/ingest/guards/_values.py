@@ -44,9 +44,11 @@ _PUBLIC = re.compile(
     r"age1[02-9ac-hj-np-z]{50,}|npub1|[xyzt]pub[1-9A-HJ-NP-Za-km-z]{50,}|"
     r"AAAA[A-Za-z0-9+/]{2}(?:NzaC1|VjZHNh|NrLXNzaC1|NrLWVjZHNh))"
 )
-# Identifiers printed as hex: an Ethereum address (``0x`` and 40 digits, any case) and a
-# SHA-1 fingerprint or thumbprint in upper case (GPG, certificates).
-_IDENTIFIER = re.compile(r"^(?:0x[0-9a-fA-F]{40}|(?=.*[A-F])[0-9A-F]{40})$")
+# Identifiers printed as hex: an Ethereum address (``0x`` and 40 digits, any case), a SHA-1
+# fingerprint or thumbprint in upper case (GPG, certificates) and a colour (``#AB0909``).
+_IDENTIFIER = re.compile(
+    r"^(?:0x[0-9a-fA-F]{40}|(?=.*[A-F])[0-9A-F]{40}|#(?:[0-9a-fA-F]{3,4}){1,2})$"
+)
 # Credentials vendors and standards publish as examples (jwt.io's token signature, Stripe's
 # and GitHub's documented test keys, RFC 6749's tokens); AWS's end in EXAMPLE, a placeholder.
 _KNOWN_EXAMPLES = re.compile(
@@ -116,7 +118,7 @@ def _public_pem(value: str) -> bool:
 
 
 def is_identifier(value: str) -> bool:
-    """Whether ``value`` is an address or a fingerprint written in hex, not a secret."""
+    """Whether ``value`` is an address, a fingerprint or a colour written in hex."""
     return bool(_IDENTIFIER.match(value))
 
 
@@ -146,7 +148,7 @@ def looks_secret(raw: str) -> bool:
     value = raw.strip("'\"`")
     if len(value) < 6 or any(c.isspace() for c in value) or is_placeholder(value):
         return False
-    if _REFERENCE.match(value):  # op://vault/item/field, doppler://..., sm://...
+    if _REFERENCE.match(value) or is_identifier(value):  # op://vault/item/field, #AB0909
         return False
     if is_public(value):
         return False

@@ -50,6 +50,7 @@ from dataclasses import astuple, dataclass
 
 from llama_kb.ingest.guards._assignments import assignment_spans, is_placeholder, is_word
 from llama_kb.ingest.guards._context import context_findings
+from llama_kb.ingest.guards._evidence import shape_score
 from llama_kb.ingest.guards._languages import STEMS_PATTERN
 from llama_kb.ingest.guards._negative import negated
 from llama_kb.ingest.guards._pairs import pair_findings
@@ -315,11 +316,13 @@ def _keep_disjoint(kept: list[SecretFinding], new: Iterator[SecretFinding]) -> N
 
 
 def _harmless_blob(value: str, line: str, start: int) -> bool:
-    """Hashes, integrity digests and inline images look random but are not secrets."""
+    """Hashes, integrity digests, inline images and values whose shape says they are not
+    secrets (base64 of plain text, paths, names) look random but are not secrets."""
     return (
         bool(_HEX.match(value))
         or "base64," in line
         or len(value) > 200
+        or shape_score(value) == 0
         or bool(_SRI.match(value) or _SRI.search(line[max(0, start - 7) : max(0, start)]))
         or bool(_NOT_SECRET_KEY.search(line[: max(0, start)]))
         or qualified_before(line, max(0, start))  # public key ...
