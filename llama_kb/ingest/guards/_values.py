@@ -25,11 +25,13 @@ __all__ = [
 # Values that stand for a secret without being one: placeholders, references, code, masks
 # (``sk-••••3xYz``, ``ghp_…9fQ2``, ``####-1234``), values that say they are not real
 # (``fake-...``, ``dummy``, ``replace-with-...``, ``TODO``) and tokens between doubled marks
-# (``__DB_PASSWORD__``, ``@@KEY@@``) that release tools replace.
+# (``__DB_PASSWORD__``, ``@@KEY@@``) that release tools replace, and a value that is only the
+# name of what it stands for (``mysecret``, ``token123``).
 _PLACEHOLDER = re.compile(
     r"example|your[-_ ]|<[^>]*>|\$\{|\{\{|^\$|x{4,}|\*{3,}|placeholder|redacted|changeme|"
     r"•{2,}|●{2,}|…|#{3,}|fake|dummy|sample|replace|insert[-_ ]|^todo$|^tbd$|"
     r"^(?P<mark>__|@@|%%)[A-Za-z_][\w.-]*(?P=mark)$|"
+    r"^(?:my|super|top)?[-_]?(?:secret|token|pass|passwd|password|pwd|api[-_]?key)[-_]?\d{0,4}!?$|"
     r"^(?:true|false|null|none|nil|undefined)$|^(?P<same>.)(?P=same)*$|^%\w+%$|^@\w+@$|\.\.\.|^/[\w./-]+$|"
     r"^[(\[{]|#\{|"
     r"^(?!.*\d)[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+(?:\(.*\))?$|^@?[A-Za-z_][\w.]*[\[(]",
@@ -55,7 +57,9 @@ _KNOWN_EXAMPLES = re.compile(
     r"SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c|sk_test_4eC39HqLyjWDarjtT1zdp7dc|"
     r"sk_test_BQokikJOvBiI2HlWgH4olfQ2|ghp_16C7e42F292c6912E7710c838347Ae178B4a|"
     # OAuth 2.0's examples (RFC 6749): access and refresh token, code, client password
-    r"2YotnFZFEjr1zCsicMWpAA|tGzv3JOkF0XG5Qx2TlKWIA|SplxlOBeZQQYbYS6WxSbIA|gX1fBat3bV"
+    r"2YotnFZFEjr1zCsicMWpAA|tGzv3JOkF0XG5Qx2TlKWIA|SplxlOBeZQQYbYS6WxSbIA|gX1fBat3bV|"
+    # jwt.io's example claims ({"sub": "1234567890", "name": "John Doe", "iat": 1516239022})
+    r"eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ"
 )
 # Password hashes in their storage formats: a scheme in braces (LDAP ``{SSHA}``) or a scheme
 # naming a hash before ``$`` (Django ``pbkdf2_sha256$...``, ``SCRAM-SHA-256$4096:...``).
