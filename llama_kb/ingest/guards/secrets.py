@@ -36,8 +36,10 @@
 
 Where two find the same secret the earlier detector's name wins, so names stay stable;
 detect-secrets types are snake-cased (``stripe_access_key``). Placeholders, references
-(``${X}``, ``{{ x }}``), hashes, UUIDs and ``data:`` URIs are not reported, nor any value
-the text calls hashed, public, a fingerprint, encrypted or sealed
+(``${X}``, ``{{ x }}``, ``op://...``, ARNs), masks, documentation values (``1234abcd...``),
+hashes and stored password hashes, addresses and fingerprints in hex, public keys, UUIDs
+and ``data:`` URIs are not reported, nor any value the text calls hashed, public, a
+fingerprint, encrypted or sealed, nor the value of a data-structure key (``cache-key``)
 (:mod:`~llama_kb.ingest.guards._negative`, applied to every detector but the vendor formats).
 """
 
