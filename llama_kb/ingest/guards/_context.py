@@ -117,7 +117,7 @@ def _word_contexts(number: int, line: str, following: Sequence[str]) -> Iterator
     contexts = [(m, *word_strength(m.group())) for m in idents]
     contexts += [(m, STRONG, kind) for phrase, kind in PHRASES for m in phrase.finditer(line)]
     for match, strength, kind in contexts:
-        if not strength or qualified_before(line, match.start()):
+        if not strength or qualified_before(line, match.start()) or _expanded(line, match):
             continue
         rest = _COMMENT.split(line[match.end() : match.end() + _WINDOW_CHARS], 1)[0]
         before = _value_before(line, match.start(), strength) if strength == STRONG else None
@@ -178,6 +178,8 @@ def _value_after(
         adjacent = not fillers and not rest[: token.start()].strip(" \t-_")
         if (adjacent and value.lower() in NOT_SECRET) or is_encrypted(value):
             return None  # "key fingerprint", "password hash", "secret ENC[...]"
+        if token.group().endswith("$") and rest[token.end() : token.end() + 1] == "{":
+            return None  # the value is built from a variable: ``neo4j/${NEO4J_PASSWORD}``
         score = shape_score(value)
         if adjacent and strength == STRONG and UUID.match(value):
             score = RANDOM  # "consul token <uuid>": right after a strong word, a UUID is one
@@ -187,6 +189,12 @@ def _value_after(
         if _KEY_AFTER.match(rest, token.end()) and _IDENT.fullmatch(value):
             return None  # another key: what follows is its value (``&code_verifier=...``)
     return None
+
+
+def _expanded(line: str, word: re.Match[str]) -> bool:
+    """Whether ``word`` names a variable inside a shell or template expansion (``${X#p}``)."""
+    opened = line.rfind("${", 0, word.start())
+    return opened >= 0 and "}" not in line[opened : word.start()]
 
 
 def _unwrapped(token: str) -> str:

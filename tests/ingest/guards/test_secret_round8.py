@@ -64,6 +64,12 @@ RANDOM = "Xk9mQ2vR7tZ1bN4cW8pY3sL6dG0hJ5aF"
         "API_KEY=####-####-####-7Xq2",
         'SECRET = "fake-secret-for-tests-9f2a"',
         "password: __DB_PASSWORD__",
+        'password = "secret123"',
+        # template expansions, reference marks and colours in real files
+        "NEO4J_AUTH: neo4j/${NEO4J_PASSWORD:?set it in .env}",
+        'cypher-shell -u neo4j -p "$${NEO4J_AUTH#neo4j/}"',
+        "    [1] https://en.wikipedia.org/wiki/Smith_normal_form#Algorithm",
+        '        Token.String: "#AB0909",',
     ],
 )
 def test_look_alikes_are_not_reported(text: str) -> None:
