@@ -78,7 +78,8 @@ _PAIRS = (  # (a substring the line must hold, the pattern)
     ),
     ("@", re.compile(r"(?<![\w/.:@-])[\w.-]+[:/](?P<value>[^\s/@:'\"]{6,})@[\w/(\[]")),
     # a line that is only ``name:password`` (rsync secrets, htpasswd-like files)
-    (":", re.compile(r"^\s*[\w.@-]+:(?P<value>[^\s:]{6,})\s*$")),
+    # (a value with ``/`` is a path or an identifier: ``doi:10.1007/...``, ``arXiv:...``)
+    (":", re.compile(r"^\s*[\w.@-]+:(?P<value>[^\s:/]{6,})\s*$")),
 )
 _Columns = tuple[str, int, dict[int, str]]  # delimiter, cells per row, credential columns
 

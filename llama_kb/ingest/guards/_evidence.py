@@ -56,6 +56,8 @@ _BASE64 = re.compile(r"^[A-Za-z0-9+/]+={0,2}$")
 # a word into a password; names end in a word (``neo4j.GraphDatabase.driver``).
 _SHORT_TAIL = re.compile(r"\d[-._](?=[A-Za-z0-9]{1,3}$)[A-Za-z0-9]*[A-Za-z]")
 _MAX_LENGTH = 200  # longer values are blobs (certificates, encrypted data, images)
+# A relative path to a file (an S3 object key ``app/5026-stage.war``): base64 has no ``.``.
+_FILE_PATH = re.compile(r"^[\w.-]+(?:/[\w.-]+)+\.[A-Za-z][A-Za-z0-9]{0,5}$")
 
 
 def entropy(value: str) -> float:
@@ -130,6 +132,7 @@ def _rejected(value: str) -> bool:
         or bool(_NUMERIC.match(value))
         or bool(_HOST.match(value) or _EMAIL.match(value))
         or value.startswith(("/", "~", "./", "$", "%", "&", "#!"))
+        or bool(_FILE_PATH.match(value))
         or ("://" in value and "@" not in value)
         or not any(c.isalpha() for c in value)
         or bool(_REGEX.search(value) or _NAMES_ITSELF.search(value))
@@ -142,10 +145,12 @@ def _encodes_plain_text(value: str) -> bool:
     """Base64 of text or of a name (``dGhlIHNhbXBsZSBub25jZQ==``): judged by what it encodes."""
     if len(value) < 16 or not _BASE64.match(value):
         return False
+    whole = value if value.endswith("=") else value[: len(value) - len(value) % 4]  # cut token
     try:
-        decoded = base64.b64decode(value + "=" * (-len(value) % 4), validate=True).decode("ascii")
+        decoded = base64.b64decode(whole, validate=True).decode("ascii")
     except (ValueError, UnicodeDecodeError):
         return False
+    decoded = decoded.replace("\n", " ").replace("\t", " ")  # text has line breaks
     if not decoded.isprintable():
         return False
     return " " in decoded.strip() or shape_score(decoded) == 0

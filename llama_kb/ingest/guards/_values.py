@@ -75,6 +75,9 @@ _STORED_HASH = re.compile(
 UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$", re.I)
 _CAMEL_WORDS = re.compile(r"^[a-z]*(?:[A-Z][a-z]+)+$")  # ExclusiveStartShardId
 _ENV_NAME = re.compile(r"^[A-Z]+(?:_[A-Z]+)+$")  # "secret": "AWS_SECRET_ACCESS_KEY"
+_CODE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*[A-Za-z]$")  # passwords end in digits
+_CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+")
+_CREDENTIAL_NOUNS = frozenset({"key", "keys", "secret", "secrets", "token", "tokens", "password"})
 # A URI without credentials in it points at a secret kept elsewhere (a secret manager).
 _REFERENCE = re.compile(r"^[a-z][a-z0-9+.-]*://[^@\s]*$", re.IGNORECASE)
 
@@ -87,6 +90,14 @@ def is_placeholder(value: str) -> bool:
         or UUID.match(value)
         or _sequential(value)
     )
+
+
+def _names_a_credential_type(value: str) -> bool:
+    """Whether ``value`` is a name in code made of words, one of them a credential word: a
+    class or field name, not a secret (random text does not split into such words)."""
+    if not _CODE_NAME.match(value):
+        return False
+    return bool(_CREDENTIAL_NOUNS.intersection(w.lower() for w in _CAMEL.findall(value)))
 
 
 def _sequential(value: str) -> bool:
@@ -153,6 +164,8 @@ def looks_secret(raw: str) -> bool:
     if len(value) < 6 or any(c.isspace() for c in value) or is_placeholder(value):
         return False
     if _REFERENCE.match(value) or is_identifier(value):  # op://vault/item/field, #AB0909
+        return False
+    if _names_a_credential_type(value):  # PKCS7PrivateKeyTypes, V1SecretProjection
         return False
     if is_public(value):
         return False

@@ -114,7 +114,7 @@ NOT_SECRET = frozenset(
 _DATA_KEYS = frozenset(
     {"cache", "sort", "partition", "foreign", "composite", "range", "row", "map", "lookup"}
     | {"index", "shard", "group", "dedup", "deduplication", "unique", "locale", "translation"}
-    | {"message", "dict", "site", "search", "verify", "verifying"}
+    | {"message", "dict", "site", "search", "verify", "verifying", "socket"}
 )
 # Lines without any credential word (or a part of one) are skipped cheaply.
 HINT = re.compile(

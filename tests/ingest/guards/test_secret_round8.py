@@ -70,6 +70,12 @@ RANDOM = "Xk9mQ2vR7tZ1bN4cW8pY3sL6dG0hJ5aF"
         'cypher-shell -u neo4j -p "$${NEO4J_AUTH#neo4j/}"',
         "    [1] https://en.wikipedia.org/wiki/Smith_normal_form#Algorithm",
         '        Token.String: "#AB0909",',
+        "        private_key: PKCS7PrivateKeyTypes,",
+        '        "secret": "V1SecretProjection",',
+        "        doi:10.1007/BF01994876",
+        '                "S3Key": "my-app/5026-stage-150723_224258.war"',
+        '"Sec-WebSocket-Key": "k9kFAUWNAMmf5OEMfTlOEA==",',
+        '"content": "Y29tbWl0IDkxZDA4YjExYTcyNzY0ZjZkMTk5ZjMyZmEwYzFiMWFiZDRlZGMyYWQKQXV0aG9y"',
     ],
 )
 def test_look_alikes_are_not_reported(text: str) -> None:
@@ -88,6 +94,8 @@ def test_look_alikes_are_not_reported(text: str) -> None:
         "Ο κωδικός πρόσβασης είναι orchid-granite-harbor-18",
         f"api = Api('patXy7Kq2mN4vR8tZ.{HEX40}{HEX40[:24]}')",
         f"WEBHOOK_SIGNATURE_SECRET={RANDOM}",
+        "DB_PASSWORD=MySecretKey2024",
+        "deploy:Xq9mK2vL7pR4",
     ],
 )
 def test_secrets_beside_the_new_negative_evidence_are_found(text: str) -> None:
