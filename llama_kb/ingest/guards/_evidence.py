@@ -13,7 +13,13 @@ import math
 import re
 from collections import Counter
 
-from llama_kb.ingest.guards._values import is_identifier, is_placeholder, is_public, is_word
+from llama_kb.ingest.guards._values import (
+    is_identifier,
+    is_placeholder,
+    is_public,
+    is_sequential,
+    is_word,
+)
 
 __all__ = ["RANDOM", "entropy", "is_encrypted", "is_name", "shape_score"]
 
@@ -129,6 +135,7 @@ def _rejected(value: str) -> bool:
         or is_public(value)
         or is_encrypted(value)
         or is_identifier(value)
+        or is_sequential(value)  # documentation values; vendor formats still count
         or bool(_NUMERIC.match(value))
         or bool(_HOST.match(value) or _EMAIL.match(value))
         or value.startswith(("/", "~", "./", "$", "%", "&", "#!"))

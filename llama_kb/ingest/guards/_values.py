@@ -17,6 +17,7 @@ __all__ = [
     "is_known_example",
     "is_placeholder",
     "is_public",
+    "is_sequential",
     "is_stored_hash",
     "is_word",
     "looks_secret",
@@ -84,12 +85,7 @@ _REFERENCE = re.compile(r"^[a-z][a-z0-9+.-]*://[^@\s]*$", re.IGNORECASE)
 
 def is_placeholder(value: str) -> bool:
     """Whether ``value`` stands for a secret (``<your-key>``, ``${X}``, ``changeme``...)."""
-    return bool(
-        _PLACEHOLDER.search(value)
-        or _ENV_NAME.match(value)
-        or UUID.match(value)
-        or _sequential(value)
-    )
+    return bool(_PLACEHOLDER.search(value) or _ENV_NAME.match(value) or UUID.match(value))
 
 
 def _names_a_credential_type(value: str) -> bool:
@@ -100,7 +96,7 @@ def _names_a_credential_type(value: str) -> bool:
     return bool(_CREDENTIAL_NOUNS.intersection(w.lower() for w in _CAMEL.findall(value)))
 
 
-def _sequential(value: str) -> bool:
+def is_sequential(value: str) -> bool:
     """Whether ``value`` is mostly runs such as ``1234``, ``abcd`` (``1234567890abcdef``,
     ``abc123def456``): how documentation writes a key, never how a generator makes one.
 
@@ -165,7 +161,7 @@ def looks_secret(raw: str) -> bool:
         return False
     if _REFERENCE.match(value) or is_identifier(value):  # op://vault/item/field, #AB0909
         return False
-    if _names_a_credential_type(value):  # PKCS7PrivateKeyTypes, V1SecretProjection
+    if _names_a_credential_type(value) or is_sequential(value):  # PKCS7PrivateKeyTypes, 1234abcd
         return False
     if is_public(value):
         return False

@@ -10,8 +10,8 @@ import pytest
 from llama_kb.ingest.guards._evidence import shape_score
 from llama_kb.ingest.guards._values import (
     is_identifier,
-    is_placeholder,
     is_public,
+    is_sequential,
     is_stored_hash,
     looks_secret,
 )
@@ -110,7 +110,7 @@ def test_value_forms() -> None:
     assert is_public("AAAAB3NzaC1yc2EAAAADAQABAAABAQ" + RANDOM)
     assert is_public("age1ql3z7hjy54pw3hyww5ayyfg7zqgvc7w3j2elw8zmrj2kg5sfn9aqmcac8p")
     assert not is_public("LS0tLS1CRUdJTiBQUklWQVRFIEtFWS0tLS0tCk1JSUV2UUlCQURBTkJna3Foa2lHOXcw")
-    assert is_placeholder("abc123def456ghi789") and not is_placeholder(RANDOM)
+    assert is_sequential("abc123def456ghi789") and not is_sequential(RANDOM)
     assert not looks_secret("vault://secret/data/db#password")
 
 
