@@ -2,10 +2,10 @@
 
 Run ``python -m benchmarks.secrets_bench``; prints the README tables (Markdown). Each held-out
 set was written before the detector was tuned for it; once looked at, a set becomes a tuning
-set. Round 7 tuned on the first six held-out sets (held-out 6 last). Held-out 7
-(:mod:`benchmarks.secret_holdout7_corpus`) was written by someone who had not read the
-detector and is never tuned on. A set labelled "never tuned on" shows its totals only,
-never its cases.
+set. Round 8 tuned on all seven held-out sets (held-out 7 last; it was written by someone
+who had not read the detector, and measured once before). A set labelled "never tuned on"
+shows its totals only, never its cases: the next independent set (held-out 8) goes last in
+:data:`SETS` with that label.
 """
 
 from __future__ import annotations
@@ -55,11 +55,7 @@ SETS: tuple[tuple[str, tuple[Case, ...], tuple[Case, ...]], ...] = (
     ("held-out 4 (stop 24; tuned on it in rounds 5 and 7)", HOLDOUT4_SECRETS, HOLDOUT4_HARMLESS),
     ("held-out 5 (stop 25; tuned on it in round 6)", HOLDOUT5_SECRETS, HOLDOUT5_HARMLESS),
     ("held-out 6 (stop 25; tuned on it in round 7)", HOLDOUT6_SECRETS, HOLDOUT6_HARMLESS),
-    (
-        "held-out 7 (stop 26; written without reading the detector, never tuned on)",
-        HOLDOUT7_SECRETS,
-        HOLDOUT7_HARMLESS,
-    ),
+    ("held-out 7 (stop 26; tuned on it in round 8)", HOLDOUT7_SECRETS, HOLDOUT7_HARMLESS),
 )
 
 

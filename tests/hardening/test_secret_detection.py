@@ -82,13 +82,13 @@ def test_sixth_held_out_set() -> None:
     assert result["fp_rate"] <= 0.05, [c.text for c in result["flagged"]]  # type: ignore[attr-defined]
 
 
-def test_seventh_held_out_set_keeps_its_measured_figures() -> None:
-    """Written without reading the detector and never tuned on: a regression floor at its one
-    measurement (119/123 found, 6/95 flagged; the README's out-of-sample row). Failing cases
-    are not printed, so the set stays unseen."""
+def test_seventh_held_out_set() -> None:
+    """Written without reading the detector, measured once at stop 26 (119/123 found, 6/95
+    flagged); tuned on in round 8 by category (README). Floors at what round 8 reached."""
+    assert len(HOLDOUT7_SECRETS) >= 110 and len(HOLDOUT7_HARMLESS) >= 80
     result = evaluate(secrets=HOLDOUT7_SECRETS, harmless=HOLDOUT7_HARMLESS)
-    assert result["found"] >= 119, "held-out 7 recall fell below its measured 119/123"
-    assert result["false_positives"] <= 6, "held-out 7 false positives rose above 6/95"
+    assert result["found"] == len(HOLDOUT7_SECRETS), [c.kind for c in result["missed"]]  # type: ignore[attr-defined]
+    assert result["false_positives"] == 0, [c.text for c in result["flagged"]]  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize("case", SECRETS, ids=[f"{i}-{c.kind}" for i, c in enumerate(SECRETS)])

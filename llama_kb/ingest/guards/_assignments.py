@@ -78,7 +78,7 @@ _SYNTAXES: tuple[re.Pattern[str], ...] = (
     # key = value, key: value, "key": "value", key => value (a key starts after no other key
     # character: one try per word, not per letter)
     re.compile(
-        rf"(?<![\w.$@])(?<!\w-)(?P<q>['\"]?){_KEY}(?P=q)[ \t]*(?:=>|:=|=|:(?!:))[ \t]*{_VALUE}"
+        rf"(?<![\w.$@])(?<!\w-)(?P<q>['\"]?){_KEY}(?P=q)[ \t]*(?:=>|:=|=|:(?!:|//))[ \t]*{_VALUE}"
     ),
     # fish ``set -x KEY value``, csh ``setenv KEY value``, ``--password value``, ``-Password v``
     re.compile(rf"(?:\bset(?:[ \t]+-[A-Za-z]+)+|\bsetenv)[ \t]+{_KEY}[ \t]+{_VALUE}"),

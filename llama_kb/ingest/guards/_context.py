@@ -25,121 +25,27 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from llama_kb.ingest.guards._evidence import RANDOM, is_encrypted, shape_score
-from llama_kb.ingest.guards._languages import KEY_STEMS, PASSWORD_STEMS, PHRASES, TOKEN_STEMS
+from llama_kb.ingest.guards._languages import PHRASES
 from llama_kb.ingest.guards._values import UUID
+from llama_kb.ingest.guards._words import (
+    HINT,
+    KEY_BEFORE,
+    NOT_SECRET,
+    STRONG,
+    WEAK,
+    qualified_before,
+    word_strength,
+)
 
-__all__ = [
-    "ContextFinding",
-    "context_findings",
-    "identifier_words",
-    "keyed_as_not_secret",
-    "qualified_before",
-    "word_strength",
-]
+__all__ = ["THRESHOLD", "ContextFinding", "context_findings"]
 
 THRESHOLD = 3
-_STRONG, _WEAK = 2, 1
 _WINDOW_CHARS = 72
 _WINDOW_TOKENS = 8
 
-# Words that name a credential on their own, in five languages and common abbreviations.
-_STRONG_WORDS = {
-    "password": "password",
-    "passwd": "password",
-    "passphrase": "password",
-    "pwd": "password",
-    "pw": "password",
-    "psk": "password",
-    "passwort": "password",
-    "kennwort": "password",
-    "contraseña": "password",
-    "contrasena": "password",
-    "senha": "password",
-    "wachtwoord": "password",
-    "secret": "secret",
-    "token": "token",
-    "authtoken": "token",
-    "bearer": "token",
-    "authtok": "token",
-    "credential": "credential",
-    "credentials": "credential",
-    "creds": "credential",
-    "auth": "credential",
-    "authorization": "credential",
-    "apikey": "api_key",
-    "authkey": "api_key",
-}
-# Compound words ending in one of these name a credential (``rootpw``, ``csrftoken``).
-_STRONG_SUFFIXES = (
-    ("password", "password"),
-    ("passwd", "password"),
-    ("passphrase", "password"),
-    ("secret", "secret"),
-    ("token", "token"),
-    ("apikey", "api_key"),
-    ("pw", "password"),
-    ("auth", "credential"),
-)
-# Words that name a credential only with a good value (``key``, ``pass``, ``private``).
-_WEAK_WORDS = {
-    "key": "key",
-    "pass": "password",
-    "private": "key",
-    "priv": "key",
-    "cred": "credential",
-    # calls and prose that take a credential: ``server.login(user, "...")``, ``createHmac``
-    "login": "password",
-    "logon": "password",
-    "signin": "password",
-    "connect": "password",
-    "connection": "password",
-    "identify": "password",  # IRC's NickServ, and prose
-    "authenticate": "password",
-    "hmac": "key",
-    # networks named before their pass phrase: ``wifi: Guest / ...``
-    "wifi": "password",
-    "wlan": "password",
-    "community": "password",  # SNMP's password
-}
-_NOT_COMPOUND = frozenset(
-    {"bypass", "compass", "surpass", "trespass", "overpass", "underpass", "multipass", "oauth"}
-    | {"noauth", "unauth", "dpw", "kpw"}
-)
-# Words saying that a credential word names something else: a hash, a public key, a length.
-_NOT_SECRET = frozenset(
-    {"hash", "hashed", "hashes", "digest", "checksum", "fingerprint", "fingerprints", "sha"}
-    | {"md5", "public", "pub", "id", "ids", "uid", "length", "len", "min", "max", "minimum"}
-    | {"maximum", "policy", "reset", "forgot", "forgotten", "expires", "expiry", "expiration"}
-    | {"expire", "ttl", "timeout", "validator", "validators", "validation", "file", "path"}
-    | {"env", "field", "name", "type", "regex", "pattern", "strength", "history", "age", "url"}
-    | {"uri", "endpoint", "prompt", "header", "format", "ref", "mode", "count", "size", "nonce"}
-    | {"alias", "label", "hint", "input", "stdin", "dir", "required", "salt", "algorithm"}
-    | {"issuer", "scope", "usage", "limit", "lifetime", "helper", "column", "schema"}
-    | {"placeholder", "example", "sample", "dummy", "generator", "rotation", "policies"}
-    # tokens that page or identify requests, not authenticate: NextToken, ChangeToken
-    | {"next", "page", "pagination", "continuation", "cursor", "change", "idempotency", "arn"}
-    # values stored sealed: safe to publish
-    | {"encrypted", "sealed", "cipher", "ciphertext"}
-)
-# Lines without any credential word (or a part of one) are skipped cheaply.
-_HINT = re.compile(
-    "|".join(
-        sorted(
-            {*_STRONG_WORDS, *_WEAK_WORDS, *(w for w, _ in _STRONG_SUFFIXES), *PASSWORD_STEMS}
-            | {*KEY_STEMS, *TOKEN_STEMS, "pass"}
-        )
-        + [p.pattern for p, _ in PHRASES]
-    ),
-    re.IGNORECASE,
-)
 _BEFORE_TOKENS = 3
 _COMMENT = re.compile(r"\s#\s|\s//\s")  # a comment ends the window: ``pass  # 0**n``
-_KEY_BEFORE = re.compile(r"([^\W\d][\w.-]*)['\"]?\s*[:=]\s*['\"]?$")
-_QUALIFIER = re.compile(r"([^\W\d][\w]*)[ \t-]+$")
 _IDENT = re.compile(r"[^\W\d][\w.-]*")
-_SPLIT = re.compile(r"[A-Z]+(?![a-zà-ÿ])|[A-Z]?[a-zà-ÿ]+|\d+")
-_OAUTH = re.compile("oauth", re.IGNORECASE)  # one word, not O + Auth
-_LETTERS = re.compile(r"[^\W\d_]+")
 # A long random run of base64 (armoured data): the letters inside it are not words (``vPw5G``).
 _RANDOM_RUN = re.compile(r"[A-Za-z0-9+/]{24,}")
 # Scripts written without spaces: their characters next to a value are not part of it.
@@ -172,7 +78,8 @@ _PAIRS = (  # (a substring the line must hold, the pattern)
     ),
     ("@", re.compile(r"(?<![\w/.:@-])[\w.-]+[:/](?P<value>[^\s/@:'\"]{6,})@[\w/(\[]")),
     # a line that is only ``name:password`` (rsync secrets, htpasswd-like files)
-    (":", re.compile(r"^\s*[\w.@-]+:(?P<value>[^\s:]{6,})\s*$")),
+    # (a value with ``/`` is a path or an identifier: ``doi:10.1007/...``, ``arXiv:...``)
+    (":", re.compile(r"^\s*[\w.@-]+:(?P<value>[^\s:/]{6,})\s*$")),
 )
 _Columns = tuple[str, int, dict[int, str]]  # delimiter, cells per row, credential columns
 
@@ -187,66 +94,13 @@ class ContextFinding:
     end: int
 
 
-def word_strength(identifier: str) -> tuple[int, str]:
-    """(2, kind) for a strong credential word, (1, kind) for a weak one, (0, "") for none.
-
-    The identifier is split into words (``DD_APP_KEY``, ``kMapsKey``, ``wpa_passphrase``);
-    a word that says the identifier names something else (``password_hash``) gives 0.
-    """
-    words = identifier_words(identifier)
-    if any(w in _NOT_SECRET for w in words):
-        return 0, ""
-    best, kind, weak = 0, "", 0
-    for word in words:
-        strength, named = _strength(word)
-        weak += strength == _WEAK
-        if strength > best:
-            best, kind = strength, named
-    if best == _WEAK and weak >= 2:  # PrivateKey, private_key
-        return _STRONG, "private_key" if "private" in words else kind
-    return best, kind
-
-
-def identifier_words(identifier: str) -> list[str]:
-    """``DD_APP_KEY`` -> ``dd app key``; ``kMapsKey`` -> ``k maps key``; ``OAuth`` one word.
-
-    Outside the Latin-1 letters (``Hasło``, ``Пароль``) words are runs of letters, lower-cased.
-    """
-    if any(ord(c) > 0xFF for c in identifier):
-        return [w.lower() for w in _LETTERS.findall(identifier)]
-    return [w.lower() for w in _SPLIT.findall(_OAUTH.sub("Oauth", identifier)) if not w.isdigit()]
-
-
-def _strength(word: str) -> tuple[int, str]:
-    if word in _STRONG_WORDS:
-        return _STRONG, _STRONG_WORDS[word]
-    if word in _WEAK_WORDS:
-        return _WEAK, _WEAK_WORDS[word]
-    if word in _NOT_COMPOUND or len(word) > 24:
-        return 0, ""
-    if word.startswith(PASSWORD_STEMS):
-        return _STRONG, "password"
-    if word.startswith(TOKEN_STEMS):
-        return _STRONG, "token"
-    if word.startswith(KEY_STEMS):
-        return _WEAK, "key"
-    for suffix, named in _STRONG_SUFFIXES:
-        if word.endswith(suffix) and len(word) > len(suffix):
-            return _STRONG, named
-    if (word.endswith("pass") and len(word) > 4) or (word.endswith("login") and len(word) > 5):
-        return _WEAK, "password"  # requirepass, sp_addlogin
-    if word.endswith("key") and word[:-3] in {"api", "secret", "private", "access", "signing"}:
-        return _STRONG, "api_key"
-    return 0, ""
-
-
 def context_findings(lines: Sequence[str]) -> Iterator[ContextFinding]:
     """Values in a credential context, line by line (``lines[0]`` is line 1)."""
     columns: _Columns | None = None
     for index, line in enumerate(lines):
         number = index + 1
         following = lines[index + 1 : index + 3]
-        if _HINT.search(line):
+        if HINT.search(line):
             yield from _word_contexts(number, line, following)
         yield from _flag_contexts(number, line)
         columns = _table_columns(line, columns)
@@ -259,15 +113,15 @@ def _word_contexts(number: int, line: str, following: Sequence[str]) -> Iterator
     idents = (
         m
         for m in _IDENT.finditer(line)
-        if _HINT.search(m.group()) and not any(a <= m.start() < b for a, b in data)
+        if HINT.search(m.group()) and not any(a <= m.start() < b for a, b in data)
     )
     contexts = [(m, *word_strength(m.group())) for m in idents]
-    contexts += [(m, _STRONG, kind) for phrase, kind in PHRASES for m in phrase.finditer(line)]
+    contexts += [(m, STRONG, kind) for phrase, kind in PHRASES for m in phrase.finditer(line)]
     for match, strength, kind in contexts:
-        if not strength or qualified_before(line, match.start()):
+        if not strength or qualified_before(line, match.start()) or _expanded(line, match):
             continue
         rest = _COMMENT.split(line[match.end() : match.end() + _WINDOW_CHARS], 1)[0]
-        before = _value_before(line, match.start(), strength) if strength == _STRONG else None
+        before = _value_before(line, match.start(), strength) if strength == STRONG else None
         if before:
             yield ContextFinding(number, kind, *before)
         if re.search(r"\w", rest):
@@ -297,27 +151,13 @@ def _next_line_value(
             return
 
 
-def qualified_before(line: str, start: int) -> bool:
-    """``public key``, ``hashed password``: the word before qualifies it as not secret."""
-    before = _QUALIFIER.search(line[max(0, start - 24) : start])
-    return before is not None and before.group(1).lower() in _NOT_SECRET
-
-
-def keyed_as_not_secret(line: str, start: int) -> bool:
-    """Whether the value at ``start`` belongs to a key such as ``"KeyId":`` or ``sha256=``."""
-    key = _KEY_BEFORE.search(line[max(0, start - 48) : start])
-    if key is None:
-        return False
-    return bool(_NOT_SECRET.intersection(identifier_words(key.group(1))))
-
-
 def _value_before(line: str, start: int, strength: int) -> tuple[int, int] | None:
     """``Use <value> as the password``: a value a few words before a strong word."""
     window = max(0, start - _WINDOW_CHARS // 2)
     tokens = [t for t in _TOKEN.finditer(line[window:start]) if t.start() or not window]
     tokens = tokens[-_BEFORE_TOKENS:]
     for token in reversed(tokens):
-        if _KEY_BEFORE.search(line, 0, window + token.start()):
+        if KEY_BEFORE.search(line, 0, window + token.start()):
             return None  # the value of another key (``"iv": "...", "auth_tag"``)
         value = _unwrapped(token.group())
         if strength + shape_score(value) - 1 >= THRESHOLD:
@@ -337,10 +177,12 @@ def _value_after(
             return None
         value = _unwrapped(token.group())
         adjacent = not fillers and not rest[: token.start()].strip(" \t-_")
-        if (adjacent and value.lower() in _NOT_SECRET) or is_encrypted(value):
+        if (adjacent and value.lower() in NOT_SECRET) or is_encrypted(value):
             return None  # "key fingerprint", "password hash", "secret ENC[...]"
+        if token.group().endswith("$") and rest[token.end() : token.end() + 1] == "{":
+            return None  # the value is built from a variable: ``neo4j/${NEO4J_PASSWORD}``
         score = shape_score(value)
-        if adjacent and strength == _STRONG and UUID.match(value):
+        if adjacent and strength == STRONG and UUID.match(value):
             score = RANDOM  # "consul token <uuid>": right after a strong word, a UUID is one
         if strength + score - (fillers > 2) >= THRESHOLD:
             start = token.start() + token.group().index(value)
@@ -348,6 +190,12 @@ def _value_after(
         if _KEY_AFTER.match(rest, token.end()) and _IDENT.fullmatch(value):
             return None  # another key: what follows is its value (``&code_verifier=...``)
     return None
+
+
+def _expanded(line: str, word: re.Match[str]) -> bool:
+    """Whether ``word`` names a variable inside a shell or template expansion (``${X#p}``)."""
+    opened = line.rfind("${", 0, word.start())
+    return opened >= 0 and "}" not in line[opened : word.start()]
 
 
 def _unwrapped(token: str) -> str:
@@ -359,17 +207,17 @@ def _unwrapped(token: str) -> str:
 
 def _flag_contexts(number: int, line: str) -> Iterator[ContextFinding]:
     for flag in _FLAG.finditer(line):
-        found = _value_after(line[flag.end() : flag.end() + _WINDOW_CHARS], _WEAK, 0)
+        found = _value_after(line[flag.end() : flag.end() + _WINDOW_CHARS], WEAK, 0)
         if found:
             yield ContextFinding(number, "password", flag.end() + found[0], flag.end() + found[1])
     for match in _ATTACHED.finditer(line) if "-p" in line else ():
         value = match.group("value").strip("'\"")
-        if _WEAK + shape_score(value) >= THRESHOLD:
+        if WEAK + shape_score(value) >= THRESHOLD:
             yield ContextFinding(number, "password", match.start("value"), match.end("value"))
     for needle, pattern in _PAIRS:
         for match in pattern.finditer(line) if needle in line else ():
             value = match.group("value").strip("'\"").rstrip(_TRAILING)
-            if _WEAK + shape_score(value) >= THRESHOLD:
+            if WEAK + shape_score(value) >= THRESHOLD:
                 start = match.start("value")
                 yield ContextFinding(number, "password", start, start + len(value))
 
@@ -395,7 +243,7 @@ def _table_columns(line: str, columns: _Columns | None) -> _Columns | None:
     kinds = {}
     for i, cell in enumerate(cells):
         strength, kind = word_strength(cell) if cell else (0, "")
-        if strength == _STRONG:
+        if strength == STRONG:
             kinds[i] = kind
     return (delimiter, len(cells), kinds) if kinds else None
 
@@ -411,7 +259,7 @@ def _column_values(number: int, line: str, columns: _Columns) -> Iterator[Contex
     for i, cell in enumerate(_cells(line, delimiter)):
         value = _unwrapped(cell.strip())
         position = line.index(cell, position)
-        if i in kinds and _STRONG + shape_score(value) >= THRESHOLD:
+        if i in kinds and STRONG + shape_score(value) >= THRESHOLD:
             start = line.index(value, position)
             yield ContextFinding(number, kinds[i], start, start + len(value))
         position += len(cell)

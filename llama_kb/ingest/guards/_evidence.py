@@ -13,7 +13,13 @@ import math
 import re
 from collections import Counter
 
-from llama_kb.ingest.guards._values import is_placeholder, is_public, is_word
+from llama_kb.ingest.guards._values import (
+    is_identifier,
+    is_placeholder,
+    is_public,
+    is_sequential,
+    is_word,
+)
 
 __all__ = ["RANDOM", "entropy", "is_encrypted", "is_name", "shape_score"]
 
@@ -36,9 +42,18 @@ _REGEX = re.compile(
 _UUID_INSIDE = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.I)
 # numbers, dates and times, versions, ports, addresses
 _NUMERIC = re.compile(r"^(?:[\d\W_]|(?<=\d)[TZ])+$")
-# Values encrypted for storage (SOPS, jasypt, Ansible Vault, sealed secrets): safe to publish.
-_ENCRYPTED = re.compile(r"^(?:ENC[\[(]|\$ANSIBLE_VAULT|!vault\b|vault:v\d:)")
+# Values encrypted for storage (SOPS, jasypt, Ansible Vault, sealed secrets, EJSON, and
+# base64 in braces as Maven and Jenkins write it): safe to publish.
+_ENCRYPTED = re.compile(
+    r"^(?:ENC[\[(]|\$ANSIBLE_VAULT|!vault\b|vault:v\d:|EJ\[\d:|\{[A-Za-z0-9+/]{16,}={0,2}\})"
+)
 _GROUPED_LETTERS = re.compile(r"^[a-z]{4}(?:-[a-z]{4}){3}$")
+# Three or more lower-case words and a number, one separator throughout: a passphrase as
+# password managers and people make them (the words of a name are rarely all lower case
+# and end in a number).
+_PASSPHRASE = re.compile(
+    r"^[a-z]{3,12}(?P<sep>[-_.])[a-z]{3,12}(?:(?P=sep)[a-z]{3,12})+(?P=sep)\d{1,4}$"
+)
 _VOWEL = re.compile("[aeiouy]")
 # A short piece mixing cases with a digit before a letter is random (``y3Qp``), not a word.
 _RANDOM_PIECE = re.compile(r"^(?=.*[a-z])(?=.*[A-Z]).{0,4}\d[A-Za-z].{0,4}$")
@@ -47,6 +62,8 @@ _BASE64 = re.compile(r"^[A-Za-z0-9+/]+={0,2}$")
 # a word into a password; names end in a word (``neo4j.GraphDatabase.driver``).
 _SHORT_TAIL = re.compile(r"\d[-._](?=[A-Za-z0-9]{1,3}$)[A-Za-z0-9]*[A-Za-z]")
 _MAX_LENGTH = 200  # longer values are blobs (certificates, encrypted data, images)
+# A relative path to a file (an S3 object key ``app/5026-stage.war``): base64 has no ``.``.
+_FILE_PATH = re.compile(r"^[\w.-]+(?:/[\w.-]+)+\.[A-Za-z][A-Za-z0-9]{0,5}$")
 
 
 def entropy(value: str) -> float:
@@ -77,6 +94,8 @@ def shape_score(value: str) -> int:
         random_letters = random_letters and not is_name(value)  # SSOCredentialFetcher
         return RANDOM if random_letters and entropy(value) >= 3.5 else 0
     classes = _classes(value)
+    if _PASSPHRASE.match(value):
+        return _SHORT
     if is_name(value):  # a name, or a password built like one (see _SHORT_TAIL)
         mixed = any(c.isupper() for c in value) and any(c.islower() for c in value)
         return _SHORT if mixed and _SHORT_TAIL.search(value) else 0
@@ -115,9 +134,12 @@ def _rejected(value: str) -> bool:
         is_placeholder(value)
         or is_public(value)
         or is_encrypted(value)
+        or is_identifier(value)
+        or is_sequential(value)  # documentation values; vendor formats still count
         or bool(_NUMERIC.match(value))
         or bool(_HOST.match(value) or _EMAIL.match(value))
         or value.startswith(("/", "~", "./", "$", "%", "&", "#!"))
+        or bool(_FILE_PATH.match(value))
         or ("://" in value and "@" not in value)
         or not any(c.isalpha() for c in value)
         or bool(_REGEX.search(value) or _NAMES_ITSELF.search(value))
@@ -130,10 +152,12 @@ def _encodes_plain_text(value: str) -> bool:
     """Base64 of text or of a name (``dGhlIHNhbXBsZSBub25jZQ==``): judged by what it encodes."""
     if len(value) < 16 or not _BASE64.match(value):
         return False
+    whole = value if value.endswith("=") else value[: len(value) - len(value) % 4]  # cut token
     try:
-        decoded = base64.b64decode(value + "=" * (-len(value) % 4), validate=True).decode("ascii")
+        decoded = base64.b64decode(whole, validate=True).decode("ascii")
     except (ValueError, UnicodeDecodeError):
         return False
+    decoded = decoded.replace("\n", " ").replace("\t", " ")  # text has line breaks
     if not decoded.isprintable():
         return False
     return " " in decoded.strip() or shape_score(decoded) == 0

@@ -6,9 +6,14 @@ prefixed-token shape) did not. :func:`negated` lets the scanner drop their findi
 
 * a word of the few identifiers just before the value says what it is not
   (``HashedControlPassword 16:...``, ``key fingerprint is SHA256:...``,
-  ``server_public_key = ...``, ``sealed_api_key: ...``);
-* the value starts with an encryption marker (``ENC[``, ``$ANSIBLE_VAULT``, ``vault:v1:``)
-  or is a password hash in its storage format (``{SSHA}...``, ``pbkdf2_sha256$...``);
+  ``server_public_key = ...``, ``sealed_api_key: ...``, ``X-CSRF-Token``), or names a key
+  of a data structure (``cache-key: ...``, ``"sourceMapKey": ...``);
+* the value starts with an encryption marker (``ENC[``, ``$ANSIBLE_VAULT``, ``vault:v1:``,
+  base64 in braces) or is a password hash in its storage format (``{SSHA}...``,
+  ``pbkdf2_sha256$...``, PostgreSQL's ``md5...``), or the key before it is ``secure:``
+  (Travis and AppVeyor keep encrypted values there);
+* the value is part of a resource name (``arn:aws:secretsmanager:...:secret:prod/db-...``)
+  or the blob of an SSH public key (after ``ssh-ed25519``);
 * the line lies inside an armoured block that is not a private key (``-----BEGIN PGP
   MESSAGE-----``, ``CERTIFICATE``, ``PUBLIC KEY``);
 * the enclosing block's key says so (``encryptedData:`` above ``password: AgB...``);
@@ -20,9 +25,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from llama_kb.ingest.guards._context import identifier_words
 from llama_kb.ingest.guards._evidence import is_encrypted
 from llama_kb.ingest.guards._values import is_known_example, is_stored_hash
+from llama_kb.ingest.guards._words import identifier_words, is_data_key
 
 __all__ = ["negated"]
 
@@ -30,7 +35,8 @@ __all__ = ["negated"]
 # Algorithm names (``sha256``) are not among them: an HMAC key follows them too.
 NEGATIVE = frozenset(
     {"hash", "hashed", "hashes", "digest", "checksum", "fingerprint", "fingerprints"}
-    | {"public", "pub", "encrypted", "sealed", "cipher", "ciphertext", "encrypt"}
+    | {"thumbprint", "public", "pub", "publishable", "anon", "encrypted", "sealed", "cipher"}
+    | {"ciphertext", "encrypt", "verification", "csrf", "xsrf"}
 )
 _IDENTS_BEFORE = 3
 _CHARS_BEFORE = 48
@@ -42,6 +48,15 @@ _JWK_PRIVATE = re.compile(r"['\"](?:d|p|q|dp|dq|qi|k)['\"]\s*:")
 _PARENT_LINES = 12
 _BLOCK_LINES = 400
 _RUN_START = re.compile(r"[^\s'\"`=]*$")  # the start of the unbroken run holding a value
+# Resource names and references that name a secret without holding it (an ARN's
+# ``...:secret:<name>``), and the key under which CI services keep an encrypted
+# value (Travis and AppVeyor's ``secure: "..."``).
+_RESOURCE = re.compile(r"arn:[\w-]+:", re.IGNORECASE)
+_SECURE_KEY = re.compile(r"(?<![\w-])secure['\"]?\s*:\s*['\"]?$", re.IGNORECASE)
+# An SSH public key: the algorithm, then the key blob.
+_SSH_ALGORITHM = re.compile(
+    r"(?:ssh-(?:rsa|dss|ed25519|ed448)|(?:sk-)?ecdsa-sha2-\S+|sk-ssh-\S+)\s+$"
+)
 
 
 def negated(lines: Sequence[str], number: int, start: int, end: int) -> bool:
@@ -52,9 +67,13 @@ def negated(lines: Sequence[str], number: int, start: int, end: int) -> bool:
     stored = is_stored_hash(line[run.start() if run else start :])
     if is_encrypted(value) or stored or is_known_example(value):
         return True
+    if is_encrypted(line[max(0, start - 1) :]) or (run and _RESOURCE.match(line, run.start())):
+        return True  # {base64} as Maven and Jenkins encrypt, arn:aws:...
+    if _SECURE_KEY.search(line, 0, start) or _SSH_ALGORITHM.search(line, 0, start):
+        return True
     before = _SQL_CLAUSE.sub(" ", line[max(0, start - _CHARS_BEFORE) : start])
     idents = _IDENT.findall(before)[-_IDENTS_BEFORE:]
-    if any(NEGATIVE.intersection(identifier_words(i)) for i in idents):
+    if any(NEGATIVE.intersection(identifier_words(i)) or is_data_key(i) for i in idents):
         return True
     if '"kty"' in line and not _JWK_PRIVATE.search(line):
         return True

@@ -20,12 +20,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 
-from llama_kb.ingest.guards._context import (
-    THRESHOLD,
-    identifier_words,
-    keyed_as_not_secret,
-)
+from llama_kb.ingest.guards._context import THRESHOLD
 from llama_kb.ingest.guards._evidence import shape_score
+from llama_kb.ingest.guards._words import identifier_words, keyed_as_not_secret
 
 __all__ = ["pair_findings"]
 

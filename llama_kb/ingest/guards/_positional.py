@@ -52,8 +52,9 @@ _RULES: tuple[tuple[str, re.Pattern[str]], ...] = (  # (a substring the line hol
 _CALL = re.compile(
     r"(?<![\w.>$-])(?P<name>[\w.>$-]*)(?<!Error)(?<!Exception)\s*\((?P<args>[^()\n]*)\)"
 )
-# Calls named for logging in, connecting or making an API client take credentials.
-_LOGIN_NAME = re.compile(r"login|logon|connect|signin|bind|auth|client", re.IGNORECASE)
+# Calls named for logging in, connecting or making an API client take credentials
+# (``Client(...)``, ``pyairtable.Api(...)``, ``ShopifyAPI(...)``).
+_LOGIN_NAME = re.compile(r"login|logon|connect|signin|bind|auth|client|api$", re.IGNORECASE)
 # A host as first argument: ``mysqli("localhost", user, password, db)``
 _HOST = re.compile(r"^(?:localhost|[a-z0-9-]+(?:\.[a-z0-9-]+)+|[a-z][\w+]*://\S*)$")
 # Commands and calls that create a user take its password: ``createUser``, ``useradd``.

@@ -14,9 +14,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from llama_kb.ingest.guards._context import keyed_as_not_secret
 from llama_kb.ingest.guards._evidence import entropy, is_name
 from llama_kb.ingest.guards._values import is_placeholder, is_public
+from llama_kb.ingest.guards._words import keyed_as_not_secret
 
 __all__ = ["vendor_token_spans"]
 

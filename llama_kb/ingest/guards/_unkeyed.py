@@ -54,7 +54,10 @@ _SQL = re.compile(
 # is escaped), so colon-separated fingerprints are not lines of it
 _PGPASS = re.compile(r"^\s*[^\s:#]+:(?:\d+|\*):[^\s:]+:[^\s:]+:(?P<value>(?:[^\s:\\]|\\.)+)\s*$")
 # Postfix sasl_passwd: "[relay]:port user:password"; relay passwords are often letters only
-_SASL = re.compile(r"^\s*\[[\w.-]+\](?::\d+)?\s+[^\s:]+:(?P<value>\S{8,})\s*$")
+# (a relay names a host; a URL after a reference mark ``[1] https://...`` is not a pair)
+_SASL = re.compile(
+    r"^\s*\[(?=[^\]]*[A-Za-z])[\w.-]+\](?::\d+)?\s+[^\s:]+:(?!//)(?P<value>\S{8,})\s*$"
+)
 _CALLS: tuple[re.Pattern[str], ...] = (
     re.compile(
         r"\b(?:NetworkCredential|PasswordAuthentication|UsernamePasswordCredentials|"
@@ -66,8 +69,11 @@ _CALLS: tuple[re.Pattern[str], ...] = (
 _PROSE: tuple[re.Pattern[str], ...] = (
     re.compile(
         r"\b(?:password|passwd|passphrase|pwd|pw|secret|token|key|api[ _-]?key|access[ _-]?key|"
-        r"mot de passe|passwort|kennwort|contrase[ñn]a|" + STEMS_PATTERN + r")"
-        r"\b[^.\n:=]{0,40}?\s(?:is|was|est|ist|lautet|es|era|é|è|är|er|on|je|jest|это)\s*:?\s+"
+        r"mot de passe|passwort|kennwort|contrase[ñn]a|m[ậa]t\s+kh[ẩa]u|kata\s+(?:sandi|laluan)|"
+        + STEMS_PATTERN
+        + r")"
+        r"\b[^.\n:=]{0,40}?\s(?:is|was|est|ist|lautet|es|era|é|è|är|er|on|je|jest|это|είναι|là|"
+        r"adalah|ialah)\s*:?\s+"
         r"(?P<value>\S+)",
         re.IGNORECASE,
     ),

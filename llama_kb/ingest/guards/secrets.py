@@ -36,8 +36,10 @@
 
 Where two find the same secret the earlier detector's name wins, so names stay stable;
 detect-secrets types are snake-cased (``stripe_access_key``). Placeholders, references
-(``${X}``, ``{{ x }}``), hashes, UUIDs and ``data:`` URIs are not reported, nor any value
-the text calls hashed, public, a fingerprint, encrypted or sealed
+(``${X}``, ``{{ x }}``, ``op://...``, ARNs), masks, documentation values (``1234abcd...``),
+hashes and stored password hashes, addresses and fingerprints in hex, public keys, UUIDs
+and ``data:`` URIs are not reported, nor any value the text calls hashed, public, a
+fingerprint, encrypted or sealed, nor the value of a data-structure key (``cache-key``)
 (:mod:`~llama_kb.ingest.guards._negative`, applied to every detector but the vendor formats).
 """
 
@@ -49,13 +51,15 @@ from collections.abc import Iterator
 from dataclasses import astuple, dataclass
 
 from llama_kb.ingest.guards._assignments import assignment_spans, is_placeholder, is_word
-from llama_kb.ingest.guards._context import context_findings, qualified_before
+from llama_kb.ingest.guards._context import context_findings
+from llama_kb.ingest.guards._evidence import shape_score
 from llama_kb.ingest.guards._languages import STEMS_PATTERN
 from llama_kb.ingest.guards._negative import negated
 from llama_kb.ingest.guards._pairs import pair_findings
 from llama_kb.ingest.guards._positional import positional_spans
 from llama_kb.ingest.guards._tokens import vendor_token_spans
 from llama_kb.ingest.guards._values import is_known_example, is_public
+from llama_kb.ingest.guards._words import qualified_before
 
 __all__ = ["CREDENTIAL_WORDS", "PATTERNS", "SecretFinding", "SecretScanner", "SensitivePattern"]
 
@@ -160,9 +164,10 @@ _CANDIDATE = re.compile(
     re.IGNORECASE,
 )
 _HEX = re.compile(r"^[0-9a-fA-F]+$")
-# A random-looking value under one of these keys is a digest or an identifier ("CodeSha256").
+# A random-looking value under one of these keys is a digest, a signature or an identifier.
 _NOT_SECRET_KEY = re.compile(
-    r"(?:sha\d*|hash|digest|checksum|etag|id|name|alphabet|sitekey|site_key)['\"]?\s*[:=]\s*['\"]?$",
+    r"(?:sha\d*|hash|digest|checksum|etag|id|name|alphabet|sitekey|site_key|sig|signature)['\"]?"
+    r"\s*[:=]\s*['\"]?$",
     re.IGNORECASE,
 )
 _ASSIGNMENT = "credential_assignment"
@@ -313,11 +318,13 @@ def _keep_disjoint(kept: list[SecretFinding], new: Iterator[SecretFinding]) -> N
 
 
 def _harmless_blob(value: str, line: str, start: int) -> bool:
-    """Hashes, integrity digests and inline images look random but are not secrets."""
+    """Hashes, integrity digests, inline images and values whose shape says they are not
+    secrets (base64 of plain text, paths, names) look random but are not secrets."""
     return (
         bool(_HEX.match(value))
         or "base64," in line
         or len(value) > 200
+        or shape_score(value) == 0
         or bool(_SRI.match(value) or _SRI.search(line[max(0, start - 7) : max(0, start)]))
         or bool(_NOT_SECRET_KEY.search(line[: max(0, start)]))
         or qualified_before(line, max(0, start))  # public key ...

@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 
 from llama_kb.ingest.guards import SecretScanner
-from llama_kb.ingest.guards._context import context_findings, word_strength
+from llama_kb.ingest.guards._context import context_findings
 from llama_kb.ingest.guards._evidence import RANDOM, shape_score
 from llama_kb.ingest.guards._tokens import vendor_token_spans
+from llama_kb.ingest.guards._words import word_strength
 
 PASSWORD = "Quill42!vNa8"  # made up for these tests
 TOKEN = "T7dXq2LmZ9pR4sKw8YbN3cVh6Jf1Ge5A"

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from llama_kb.ingest.guards._context import identifier_words, word_strength
 from llama_kb.ingest.guards._pairs import pair_findings
 from llama_kb.ingest.guards._values import is_public, is_stored_hash
+from llama_kb.ingest.guards._words import identifier_words, word_strength
 from llama_kb.ingest.guards.secrets import SecretScanner
 
 PW = "Harbor52-Tq7"  # built like a name: only a mixed case and digits tell it apart
