@@ -17,6 +17,7 @@ from benchmarks.secret_holdout4_corpus import HOLDOUT4_HARMLESS, HOLDOUT4_SECRET
 from benchmarks.secret_holdout5_corpus import HOLDOUT5_HARMLESS, HOLDOUT5_SECRETS
 from benchmarks.secret_holdout6_corpus import HOLDOUT6_HARMLESS, HOLDOUT6_SECRETS
 from benchmarks.secret_holdout7_corpus import HOLDOUT7_HARMLESS, HOLDOUT7_SECRETS
+from benchmarks.secret_holdout8_corpus import HOLDOUT8_HARMLESS, HOLDOUT8_SECRETS
 from benchmarks.secrets_bench import evaluate
 from llama_kb import KnowledgeBase
 from llama_kb.config import KBConfig, SecretsConfig
@@ -89,6 +90,14 @@ def test_seventh_held_out_set() -> None:
     result = evaluate(secrets=HOLDOUT7_SECRETS, harmless=HOLDOUT7_HARMLESS)
     assert result["found"] == len(HOLDOUT7_SECRETS), [c.kind for c in result["missed"]]  # type: ignore[attr-defined]
     assert result["false_positives"] == 0, [c.text for c in result["flagged"]]  # type: ignore[attr-defined]
+
+
+def test_eighth_held_out_set_never_tuned_on() -> None:
+    """Written without reading the detector, measured once after round 8 (109/132 found, 2/104
+    flagged; recall below the 95 % target). A floor only: no detector change may lose what
+    round 8 found or flag more; the cases stay unseen."""
+    result = evaluate(secrets=HOLDOUT8_SECRETS, harmless=HOLDOUT8_HARMLESS)
+    assert result["found"] >= 109 and result["false_positives"] <= 2
 
 
 @pytest.mark.parametrize("case", SECRETS, ids=[f"{i}-{c.kind}" for i, c in enumerate(SECRETS)])
