@@ -8,6 +8,7 @@ import logging
 from pathlib import Path
 
 from benchmarks._common import DEFAULT_DATASET
+from llama_kb.cli import EMBEDDING_CHOICES
 
 
 def main() -> None:
@@ -43,7 +44,7 @@ def main() -> None:
     )
     parser.add_argument(
         "--embedding",
-        choices=["minilm", "bge-small"],
+        choices=EMBEDDING_CHOICES,
         default="minilm",
         help="retrieval: the bundled embedding model of a new knowledge base",
     )

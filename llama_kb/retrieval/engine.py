@@ -342,21 +342,20 @@ class ContextEngine:
         top_k = plan.options.top_k
         keep = self._kept(plan)
         hopping = view is not None and bridge_hop.applies(plan, self.ranking)
-        if hopping:
-            keep, pool = max(keep, self.ranking.bridge_pool), keep
+        fused = max(keep, self.ranking.bridge_pool) if hopping else keep
         if view is None:
             hits = [
                 replace(h, ranks={"vector": i}, score=min(1.0, max(0.0, h.score)))
-                for i, h in enumerate(dense[:keep], 1)
+                for i, h in enumerate(dense[:fused], 1)
             ]
         elif route is Route.SEMANTIC:
-            hits = ranking.rank_semantic(plan, view, dense, lexical, self.ranking, depth, keep)
+            hits = ranking.rank_semantic(plan, view, dense, lexical, self.ranking, depth, fused)
         else:
-            hits = ranking.rank_graph(plan, view, dense, lexical, self.ranking, depth, keep)
+            hits = ranking.rank_graph(plan, view, dense, lexical, self.ranking, depth, fused)
         plan.stages.add("fusion", started, out=len(hits))
         if hopping:
             search, degrade = partial(self._dense_search, plan), partial(self._degrade, plan)
-            keep, hits = pool, bridge_hop.apply(plan, hits, search, self.ranking, pool, degrade)
+            hits = bridge_hop.apply(plan, hits, search, self.ranking, keep, degrade)
         if self.reranker is not None:
             hits = rerank.apply(self.reranker, plan, hits, top_k, partial(self._degrade, plan))
         refined: list[str] = []
