@@ -191,6 +191,8 @@ class RankingConfig(_Model):
         bridge_depth: Passages the hop searches for.
         bridge_pool: Fused passages the hop's results are fused with.
         bridge_rrf_k: The ``k`` of that reciprocal rank fusion (small: rank matters).
+        bridge_words: Opening words of the best passage embedded with the question: the
+            opening names the passage's subject, the rest only costs embedding time.
 
     The three fact weights are normalised by their sum, so a fact score stays in [0, 1].
     """
@@ -226,6 +228,7 @@ class RankingConfig(_Model):
     bridge_depth: int = Field(default=10, gt=0)
     bridge_pool: int = Field(default=30, gt=0)
     bridge_rrf_k: float = Field(default=1.0, gt=0)
+    bridge_words: int = Field(default=40, gt=0)
 
     @model_validator(mode="after")
     def _some_fact_weight(self) -> RankingConfig:

@@ -2,10 +2,11 @@
 
 A described multi-hop question ("the association which published X") names its first hop
 only; the passage that answers it names the bridge the next hop needs. So the question is
-embedded again together with the best passage found, the passages nearest to that pair are
-searched (same filters and access), and they are fused into the ranking below its top
-``bridge_keep`` passages by weighted reciprocal rank fusion: a passage both lists hold rises,
-and the hop's best passages enter the list.
+embedded again together with the opening of the best passage found (``bridge_words`` words:
+the whole passage costs twice the embedding time and was no better), the passages nearest
+to that pair are searched (same filters and access), and they are fused into the ranking
+below its top ``bridge_keep`` passages by weighted reciprocal rank fusion: a passage both
+lists hold rises, and the hop's best passages enter the list.
 
 Named queries (most of 2Wiki's) are left alone: their walk from the named entities already
 reaches the bridge. Measured on the tune half of musique-dev (README, "Benchmarks").
@@ -67,7 +68,8 @@ def hop(
     started = time.perf_counter()
     fixed = hits[: ranking.bridge_keep]
     fixed_docs = {h.doc_id for h in fixed}
-    found = search(f"{plan.query} {hits[0].text}", ranking.bridge_depth + len(fixed))
+    opening = " ".join(hits[0].text.split()[: ranking.bridge_words])
+    found = search(f"{plan.query} {opening}", ranking.bridge_depth + len(fixed))
     bridge = [h for h in found if h.doc_id not in fixed_docs][: ranking.bridge_depth]
     fused: dict[str, float] = {}
     by_id: dict[str, SearchHit] = {}

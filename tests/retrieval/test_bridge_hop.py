@@ -59,6 +59,21 @@ def test_the_top_stays_a_shared_passage_rises_and_a_new_one_enters() -> None:
     assert query.trace["retrievers"]["bridge"]["added"] == 2
 
 
+def test_only_the_opening_of_the_best_passage_is_embedded() -> None:
+    asked: list[str] = []
+
+    def search(text: str, n: int) -> list[SearchHit]:
+        asked.append(text)
+        return []
+
+    long = SearchHit("c1", "d1", "The Society publishes the Journal. " * 20, 0.9, {}, {})
+    query = plan("who founded the society that publishes the journal", [])
+    bridge_hop.hop(
+        query, [long, *FUSED[1:]], search, RANKING.model_copy(update={"bridge_words": 7}), 6
+    )
+    assert asked == [f"{query.query} The Society publishes the Journal. The Society"]
+
+
 def test_a_failing_hop_leaves_the_fused_ranking() -> None:
     errors: list[str] = []
 
