@@ -28,7 +28,8 @@ heuristic = HeuristicClassifier()
         ("Explain vector search", [], Route.SEMANTIC),
         ("Describe the relationship between A and B", ["A", "B"], Route.HYBRID),
         ("Where was Charles Mathew's father buried?", ["Charles Mathew"], Route.HYBRID),
-        ("what about the weather", [], Route.SEMANTIC),
+        ("what about the weather", [], Route.HYBRID),
+        ("who founded the society that publishes the journal", [], Route.HYBRID),
     ],
 )
 def test_heuristic_routes(query: str, entities: list[str], route: Route) -> None:
