@@ -60,6 +60,8 @@ _QUOTES = "'\"`"
 _TOKEN_REST = re.compile(r"[^\s'\"`,;()\[\]{}<>|]*")
 _KEY_AFTER = re.compile(r"['\"]?=(?!=)|['\"]:|(?<=['\"]):")  # key=, "key":, not a prose colon
 _TRAILING = ".!?:#*"
+# ``!`` or ``#`` right after a digit ends a password as people make them (``Otter2019!``)
+_PASSWORD_END = re.compile(r"\d[!#]+$")
 _LEADING = "*#"
 # Options that take a password: ``-p secret``, ``-P 'secret'``, ``/p:secret``, ``-psecret``.
 _FLAG = re.compile(r"(?<![\w-])(?:--?|/)[pP](?:[ \t]*[:=][ \t]*|[ \t]+)(?=[^\s-])")
@@ -202,7 +204,9 @@ def _unwrapped(token: str) -> str:
     """The value in a token: no quotes, emphasis or closing punctuation; ``""`` for ``x...``."""
     if token.rstrip(_QUOTES).endswith(("...", "…")):
         return ""
-    return _CJK_EDGES.sub("", token.strip(_QUOTES)).lstrip(_LEADING).rstrip(_TRAILING)
+    value = _CJK_EDGES.sub("", token.strip(_QUOTES)).lstrip(_LEADING)
+    closed = value.rstrip(".?:*")
+    return closed if _PASSWORD_END.search(closed) else value.rstrip(_TRAILING)
 
 
 def _flag_contexts(number: int, line: str) -> Iterator[ContextFinding]:

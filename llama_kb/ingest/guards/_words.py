@@ -35,6 +35,10 @@ _STRONG_WORDS = {
     "passphrase": "password",
     "pwd": "password",
     "pw": "password",
+    "pword": "password",
+    "passw": "password",
+    "mdp": "password",  # French: mot de passe
+    "pwort": "password",
     "psk": "password",
     "passwort": "password",
     "kennwort": "password",
