@@ -58,6 +58,10 @@ _TOKEN = re.compile(
 )
 _QUOTES = "'\"`"
 _TOKEN_REST = re.compile(r"[^\s'\"`,;()\[\]{}<>|]*")
+# The rest of a sentence after a credential word, with no value in it (the answer follows)
+_SENTENCE = re.compile(r"[\w \t,'’\[\]-]*[.:?!]?[ \t]*$")
+# A chat line's time and speaker: ``[14:04] lea:``, ``<lea>``, ``lea:``
+_SPEAKER = re.compile(r"\s*(?:\[[\d:. APMapm]{3,12}\]\s*)?(?:<[\w.-]{1,32}>|[\w.-]{1,32}:)\s+")
 _KEY_AFTER = re.compile(r"['\"]?=(?!=)|['\"]:|(?<=['\"]):")  # key=, "key":, not a prose colon
 _TRAILING = ".!?:#*"
 # ``!`` or ``#`` right after a digit ends a password as people make them (``Otter2019!``)
@@ -101,7 +105,7 @@ def context_findings(lines: Sequence[str]) -> Iterator[ContextFinding]:
     columns: _Columns | None = None
     for index, line in enumerate(lines):
         number = index + 1
-        following = lines[index + 1 : index + 3]
+        following = [(n, t) for n, t in enumerate(lines[index + 1 : index + 4], number + 1) if t.strip()]
         if HINT.search(line):
             yield from _word_contexts(number, line, following)
         yield from _flag_contexts(number, line)
@@ -110,7 +114,9 @@ def context_findings(lines: Sequence[str]) -> Iterator[ContextFinding]:
             yield from _column_values(number, line, columns)
 
 
-def _word_contexts(number: int, line: str, following: Sequence[str]) -> Iterator[ContextFinding]:
+def _word_contexts(
+    number: int, line: str, following: Sequence[tuple[int, str]]
+) -> Iterator[ContextFinding]:
     data = [r.span() for r in _RANDOM_RUN.finditer(line) if shape_score(r.group()) == RANDOM]
     idents = (
         m
@@ -136,21 +142,34 @@ def _word_contexts(number: int, line: str, following: Sequence[str]) -> Iterator
                 tail = _TOKEN_REST.match(line, end) if end == window_end else None
                 end += len(tail.group()) if tail else 0
                 yield ContextFinding(number, kind, shift + found[0], end)
+            elif strength == STRONG and _SENTENCE.match(line, match.end()) and following:
+                yield from _answer(kind, *following[0])
         else:  # the word ends its line: the value is the next line, or the one after a user
-            yield from _next_line_value(number, kind, strength, following)
+            yield from _next_line_value(kind, strength, following)
 
 
 def _next_line_value(
-    number: int, kind: str, strength: int, following: Sequence[str]
+    kind: str, strength: int, following: Sequence[tuple[int, str]]
 ) -> Iterator[ContextFinding]:
     """The value on the line after a credential word, or after a lone user name under it."""
-    for offset, text in enumerate(following, 1):
+    for number, text in following[:2]:
         found = _value_after(text[:_WINDOW_CHARS], strength, max_fillers=0)
         if found:
-            yield ContextFinding(number + offset, kind, *found)
+            yield ContextFinding(number, kind, *found)
             return
         if not _IDENT.fullmatch(text.strip()):  # only a user name may stand between
             return
+
+
+def _answer(kind: str, number: int, text: str) -> Iterator[ContextFinding]:
+    """The value that answers a sentence naming a credential on the line before (a chat
+    reply ``[14:04] lea: <value>``, a tool's ``New value: <value>``): the distance leaves
+    the word weak, and only a label or a speaker may stand before the value."""
+    speaker = _SPEAKER.match(text)
+    offset = speaker.end() if speaker else 0
+    found = _value_after(text[offset : offset + _WINDOW_CHARS], WEAK, max_fillers=2)
+    if found:
+        yield ContextFinding(number, kind, offset + found[0], offset + found[1])
 
 
 def _value_before(line: str, start: int, strength: int) -> tuple[int, int] | None:
