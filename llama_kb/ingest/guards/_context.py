@@ -64,7 +64,7 @@ _SENTENCE = re.compile(r"[\w \t,'’\[\]-]*[.:?!]?[ \t]*$")
 _SPEAKER = re.compile(r"\s*(?:\[[\d:. APMapm]{3,12}\]\s*)?(?:<[\w.-]{1,32}>|[\w.-]{1,32}:)\s+")
 _KEY_AFTER = re.compile(r"['\"]?=(?!=)|['\"]:|(?<=['\"]):")  # key=, "key":, not a prose colon
 _TRAILING = ".!?:#*"
-# ``!`` or ``#`` right after a digit ends a password as people make them (``Otter2019!``)
+# ``!`` or ``#`` right after a digit ends a password as people make them (a word, digits, ``!``)
 _PASSWORD_END = re.compile(r"\d[!#]+$")
 _LEADING = "*#"
 # Options that take a password: ``-p secret``, ``-P 'secret'``, ``/p:secret``, ``-psecret``.

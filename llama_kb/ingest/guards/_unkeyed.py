@@ -44,6 +44,8 @@ _CLI: tuple[re.Pattern[str], ...] = (
         r"\b(?:mysql|mysqldump|mysqladmin|mariadb)\b.*?\s-p(?P<value>'[^']*'|\"[^\"]*\"|\S+)"
     ),
     re.compile(rf"\brabbitmqctl\s+(?:add_user|change_password)\s+\S+\s+{_ARG}"),
+    # Redis ACL rules (``ACL SETUSER`` and ``users.acl`` lines): ``>password`` adds one
+    re.compile(r"^\s*(?:ACL\s+SETUSER|user)\s+\S+\s(?:[^\n>]*\s)?>(?P<value>\S+)", re.I),
 )
 _SQL = re.compile(
     r"\b(?:IDENTIFIED\s+BY|(?:WITH\s+|LOGIN\s+|ENCRYPTED\s+)+PASSWORD)\s+"
@@ -58,6 +60,9 @@ _PGPASS = re.compile(r"^\s*[^\s:#]+:(?:\d+|\*):[^\s:]+:[^\s:]+:(?P<value>(?:[^\s
 _SASL = re.compile(
     r"^\s*\[(?=[^\]]*[A-Za-z])[\w.-]+\](?::\d+)?\s+[^\s:]+:(?!//)(?P<value>\S{8,})\s*$"
 )
+# A password stored in plain text under a scheme that says so (Dovecot ``{PLAIN}``, LDAP and
+# RADIUS ``{CLEARTEXT}``)
+_PLAIN_SCHEME = re.compile(r"\{(?:PLAIN|CLEAR|CLEARTEXT|PLAINTEXT|PLAIN-TRUNC)\}(?P<value>[^\s:]+)", re.I)
 _CALLS: tuple[re.Pattern[str], ...] = (
     re.compile(
         r"\b(?:NetworkCredential|PasswordAuthentication|UsernamePasswordCredentials|"
@@ -89,7 +94,7 @@ _TRAILING = ".,;:!?)\"'`"
 
 def unkeyed_spans(line: str) -> Iterator[tuple[int, int]]:
     """Spans of ``line`` holding a secret-looking value that no key names."""
-    for pattern in (*_CLI, _SQL, _PGPASS, *_CALLS):
+    for pattern in (*_CLI, _SQL, _PGPASS, _PLAIN_SCHEME, *_CALLS):
         for match in pattern.finditer(line):
             if looks_secret(match.group("value")):
                 yield match.start("value"), match.end("value")

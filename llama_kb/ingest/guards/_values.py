@@ -30,7 +30,7 @@ __all__ = [
 # name of what it stands for (``mysecret``, ``token123``).
 _PLACEHOLDER = re.compile(
     r"example|your[-_ ]|<[^>]*>|\$\{|\{\{|^\$|x{4,}|\*{3,}|placeholder|redacted|changeme|"
-    r"•{2,}|●{2,}|…|#{3,}|fake|dummy|sample|replace|insert[-_ ]|^todo$|^tbd$|"
+    r"•{2,}|●{2,}|…|#{3,}|fake|dummy|sample|replace|insert[-_ ]|not[-_ ]?a?[-_ ]?real|^todo$|^tbd$|"
     r"^(?P<mark>__|@@|%%)[A-Za-z_][\w.-]*(?P=mark)$|"
     r"^(?:my|super|top)?[-_]?(?:secret|token|pass|passwd|password|pwd|api[-_]?key)[-_]?\d{0,4}!?$|"
     r"^(?:true|false|null|none|nil|undefined)$|^(?P<same>.)(?P=same)*$|^%\w+%$|^@\w+@$|\.\.\.|^/[\w./-]+$|"
@@ -67,7 +67,7 @@ _KNOWN_EXAMPLES = re.compile(
 # Also PostgreSQL's ``md5`` and 32 hex digits, MySQL's ``*`` and 40, and Werkzeug's
 # ``pbkdf2:sha256:600000$...`` and ``scrypt:32768:8:1$...``.
 _STORED_HASH = re.compile(
-    r"\{[A-Za-z0-9._-]+\}(?=\S)|(?<![\w$-])[\w-]*"
+    r"\{(?!(?:PLAIN|CLEAR|CLEARTEXT|PLAINTEXT|PLAIN-TRUNC)\})[A-Za-z0-9._-]+\}(?=\S)|(?<![\w$-])[\w-]*"
     r"(?:sha|md5|md4|pbkdf|crypt|argon|scram|blake|ntlm|ssha)[\w-]*(?::\w+)*\$+[\w./+=]*[$:]|"
     r"md5[0-9a-f]{32}(?![0-9a-f])|\*[0-9A-F]{40}(?![0-9A-F])",
     re.IGNORECASE,

@@ -58,7 +58,7 @@ from llama_kb.ingest.guards._negative import negated
 from llama_kb.ingest.guards._pairs import pair_findings
 from llama_kb.ingest.guards._positional import positional_spans
 from llama_kb.ingest.guards._tokens import vendor_token_spans
-from llama_kb.ingest.guards._values import is_known_example, is_public
+from llama_kb.ingest.guards._values import UUID, is_known_example, is_public
 from llama_kb.ingest.guards._words import qualified_before
 
 __all__ = ["CREDENTIAL_WORDS", "PATTERNS", "SecretFinding", "SecretScanner", "SensitivePattern"]
@@ -105,6 +105,12 @@ PATTERNS: tuple[SensitivePattern, ...] = (
     ),
     _p("basic_auth", r"\bbasic\s+(?P<value>[A-Za-z0-9+/]{16,}={0,2})", re.IGNORECASE),
     _p("credentials_in_url", r"\b[a-z][a-z0-9+.-]*://[^\s/:@'\"]*:(?P<value>[^\s/@'\"]+)@[^\s/]"),
+    # A token as the whole user part of a URL (``https://<token>@dev.azure.com/...``); hex
+    # there is a public key (a Sentry DSN)
+    _p(
+        "credentials_in_url",
+        r"\b[a-z][a-z0-9+.-]*://(?![0-9a-fA-F]+@)(?P<value>[\w~.-]{20,})@[\w-]+\.[\w.-]",
+    ),
     _p("netrc_password", r"\bmachine\s+\S+\s+login\s+\S+\s+password\s+(?P<value>\S+)"),
     # Vendor token prefixes (the formats the providers document).
     _p("stripe_access_key", r"\b[rs]k_(?:live|test)_[A-Za-z0-9]{24,}"),
@@ -150,6 +156,13 @@ PATTERNS: tuple[SensitivePattern, ...] = (
         r"(?P<value>(?=[\w.~+/=-]*\d)[\w.~+/-]{16,}=*)",
         re.IGNORECASE,
     ),
+    # A session cookie in a ``Cookie`` header or a ``curl -b`` option (copied requests)
+    _p(
+        "session_cookie",
+        r"(?:\bcookie['\"]?\s*[:=]|(?<!\S)(?:-b|--cookie))\s*['\"]?(?:[^\n'\"]*?[;\s])?"
+        r"(?P<name>[\w.-]*(?:sess|sid|auth|token|remember|login|jwt)[\w.-]*)=(?P<value>[^;\s'\"]+)",
+        re.IGNORECASE,
+    ),
     # An API key passed in a URL's query string (OpenWeather ``appid``, Google ``key``).
     _p("api_key_in_url", r"[?&](?:appid|app_?key|api_?key|key)=(?P<value>[\w-]{20,})(?![\w-])"),
 )
@@ -159,7 +172,7 @@ _SRI = re.compile(r"sha(?:256|384|512)-")
 # Lines without any of these cannot hold a secret any detector reports: skip them cheaply.
 _CANDIDATE = re.compile(
     r"[A-Za-z0-9_+/=.-]{16,}|pass|pwd|pw\b|secret|token|key|auth|cred|://|bearer|curl|mysql|"
-    r"mariadb|:(?:\d+|\*):|identified|login|-cli|ldap|rabbitmqctl|admin|root|user|\]:|"
+    r"mariadb|:(?:\d+|\*):|identified|login|-cli|ldap|rabbitmqctl|admin|root|user|\]:|\{(?:plain|clear)|"
     + STEMS_PATTERN,
     re.IGNORECASE,
 )
@@ -176,6 +189,12 @@ _ENTROPY_TYPES = frozenset({"base64_high_entropy_string", "hex_high_entropy_stri
 # detect-secrets plugins left out: public IPs are not credentials, hex strings are hashes, and
 # keyword assignments are found by ``_assignments`` (the plugin flags ``secrets: Config`` in code).
 _DISABLED_PLUGINS = ("IPPublicDetector", "HexHighEntropyString", "KeywordDetector")
+# Patterns reported only for a random value (user names and cookie values can be words)
+_SHAPED = frozenset({"session_cookie"})
+# Authorization schemes: a UUID after them is a credential (Splunk, Heroku), not an identifier
+_SCHEMES = frozenset({"authorization_header", "bearer_token"})
+# A vendor prefix before words is a documentation value: ``xoxb-not-a-real-token``
+_WORDS_BODY = re.compile(r"^[A-Za-z0-9]+[_.-](?:[a-z]+[_-]){2,}[a-z]+$")
 # Patterns whose value may be a word (``redis://user:password@host`` in docs).
 _WORD_VALUED = frozenset({"credentials_in_url", "netrc_password", "basic_auth_credentials"})
 # Keyword rules of detect-secrets depend on the file type; config-file rules cover prose too.
@@ -297,9 +316,14 @@ def _pattern_findings(number: int, line: str) -> Iterator[SecretFinding]:
         for match in pattern.regex.finditer(line):
             groups = match.groupdict()
             value = groups.get("value") or groups.get("bare") or match.group(0)
-            if is_placeholder(value) or (pattern.name in _WORD_VALUED and is_word(value)):
+            scheme_uuid = pattern.name in _SCHEMES and bool(UUID.match(value))
+            if (is_placeholder(value) and not scheme_uuid) or _WORDS_BODY.match(value):
                 continue
-            if is_known_example(match.group(0)):
+            if pattern.name in _WORD_VALUED and is_word(value):
+                continue
+            if is_known_example(match.group(0)) or (
+                pattern.name in _SHAPED and shape_score(value) < 2
+            ):
                 continue
             yield SecretFinding(number, pattern.name, match.start(), match.end())
 
