@@ -27,7 +27,7 @@ from collections.abc import Sequence
 
 from llama_kb.ingest.guards._evidence import is_encrypted
 from llama_kb.ingest.guards._values import is_known_example, is_stored_hash
-from llama_kb.ingest.guards._words import identifier_words, is_data_key
+from llama_kb.ingest.guards._words import identifier_words, is_data_key, word_strength
 
 __all__ = ["negated"]
 
@@ -38,6 +38,8 @@ NEGATIVE = frozenset(
     | {"thumbprint", "public", "pub", "publishable", "anon", "encrypted", "sealed", "cipher"}
     | {"ciphertext", "encrypt", "verification", "csrf", "xsrf"}
 )
+# Stores of encrypted values (dotenv-vault's ``DOTENV_VAULT_<ENV>``, a keystore blob)
+_STORES = frozenset({"vault", "keystore", "keychain", "keyring"})
 _IDENTS_BEFORE = 3
 _CHARS_BEFORE = 48
 _IDENT = re.compile(r"[^\W\d][\w.-]*")
@@ -73,11 +75,20 @@ def negated(lines: Sequence[str], number: int, start: int, end: int) -> bool:
         return True
     before = _SQL_CLAUSE.sub(" ", line[max(0, start - _CHARS_BEFORE) : start])
     idents = _IDENT.findall(before)[-_IDENTS_BEFORE:]
-    if any(NEGATIVE.intersection(identifier_words(i)) or is_data_key(i) for i in idents):
+    if any(_says_not_secret(i) for i in idents):
         return True
     if '"kty"' in line and not _JWK_PRIVATE.search(line):
         return True
     return _parent_negated(lines, number) or _in_public_block(lines, number)
+
+
+def _says_not_secret(identifier: str) -> bool:
+    """A negative word, a key of a data structure, or an encrypted store named with no
+    credential word (``DOTENV_VAULT_PRODUCTION``; ``VAULT_TOKEN`` is a credential)."""
+    words = identifier_words(identifier)
+    if NEGATIVE.intersection(words) or is_data_key(identifier):
+        return True
+    return bool(_STORES.intersection(words)) and not word_strength(identifier)[0]
 
 
 def _parent_negated(lines: Sequence[str], number: int) -> bool:

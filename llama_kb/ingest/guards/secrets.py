@@ -52,8 +52,10 @@ from dataclasses import astuple, dataclass
 
 from llama_kb.ingest.guards._assignments import assignment_spans, is_placeholder, is_word
 from llama_kb.ingest.guards._context import context_findings
+from llama_kb.ingest.guards._encoded import decoded_tokens
 from llama_kb.ingest.guards._evidence import shape_score
 from llama_kb.ingest.guards._languages import STEMS_PATTERN
+from llama_kb.ingest.guards._named import named_value_findings
 from llama_kb.ingest.guards._negative import negated
 from llama_kb.ingest.guards._pairs import pair_findings
 from llama_kb.ingest.guards._positional import positional_spans
@@ -233,6 +235,7 @@ class SecretScanner:
 
     def __init__(self, entropy: bool = True) -> None:
         self.entropy = entropy
+        self._decode = True  # off for the text inside base64 (no decoding twice)
 
     def scan(self, text: str) -> list[SecretFinding]:
         """Every secret in ``text``, ordered by line and position."""
@@ -252,12 +255,16 @@ class SecretScanner:
             _keep_disjoint(found, (SecretFinding(n, _POSITIONAL, s, e) for s, e in spans))
         paired = (SecretFinding(n, _POSITIONAL, s, e) for n, s, e in pair_findings(lines))
         _keep_disjoint(found, _affirmed(lines, paired))
+        named = (SecretFinding(n, _ASSIGNMENT, s, e) for n, s, e in named_value_findings(lines))
+        _keep_disjoint(found, _affirmed(lines, named))
         for n, line in candidates:
             tokens = vendor_token_spans(line)
             prefixed = (SecretFinding(n, "prefixed_token", s, e) for s, e in tokens)
             _keep_disjoint(found, _affirmed(lines, prefixed))
         if candidates:
             _keep_disjoint(found, _affirmed(lines, self._plugin_findings(candidates)))
+        if self._decode:
+            _keep_disjoint(found, _affirmed(lines, _encoded_findings(candidates)))
         return sorted(found, key=lambda f: (f.line, f.start, f.type))
 
     def types(self, text: str) -> list[str]:
@@ -309,6 +316,17 @@ class SecretScanner:
                 if is_placeholder(line[start:end]) or is_known_example(line[start:end]):
                     continue  # ghp_xxxx...
             yield SecretFinding(secret.line_number, kind, start, end)
+
+
+def _encoded_findings(candidates: list[tuple[int, str]]) -> Iterator[SecretFinding]:
+    """Base64 tokens whose decoded text holds a secret, judged in place of the token."""
+    inner = SecretScanner(entropy=False)
+    inner._decode = False
+    for number, line in candidates:
+        for start, end, text in decoded_tokens(line):
+            found = inner.scan(line[:start] + text + line[end:])
+            if any(f.start < start + len(text) and start < f.end for f in found):
+                yield SecretFinding(number, "encoded_secret", start, end)
 
 
 def _pattern_findings(number: int, line: str) -> Iterator[SecretFinding]:
