@@ -39,7 +39,10 @@ PHRASES: tuple[tuple[re.Pattern[str], str], ...] = (
     (
         re.compile(
             r"\bmot[- ]de[- ]passe\b|\bm[ậa]t\s+kh[ẩa]u\b|\bkata\s+(?:sandi|laluan)\b|"
-            r"كلمة (?:المرور|السر)|" + _CJK_PASSWORD,
+            r"كلمة (?:المرور|السر)|" + _CJK_PASSWORD + "|"
+            # an access code in Romance and Germanic languages
+            r"\bcodice\s+di\s+accesso\b|\bc[oó]digo\s+de\s+acc?esso?\b|\bcode\s+d'acc[eè]s\b|"
+            r"\bzugangscode\b|\btoegangscode\b|\baccess\s+code\b",
             re.IGNORECASE,
         ),
         "password",

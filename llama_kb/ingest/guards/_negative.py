@@ -75,20 +75,20 @@ def negated(lines: Sequence[str], number: int, start: int, end: int) -> bool:
         return True
     before = _SQL_CLAUSE.sub(" ", line[max(0, start - _CHARS_BEFORE) : start])
     idents = _IDENT.findall(before)[-_IDENTS_BEFORE:]
-    if any(_says_not_secret(i) for i in idents):
+    if any(NEGATIVE.intersection(identifier_words(i)) or is_data_key(i) for i in idents):
+        return True
+    if idents and _encrypted_store(idents[-1]):
         return True
     if '"kty"' in line and not _JWK_PRIVATE.search(line):
         return True
     return _parent_negated(lines, number) or _in_public_block(lines, number)
 
 
-def _says_not_secret(identifier: str) -> bool:
-    """A negative word, a key of a data structure, or an encrypted store named with no
-    credential word (``DOTENV_VAULT_PRODUCTION``; ``VAULT_TOKEN`` is a credential)."""
-    words = identifier_words(identifier)
-    if NEGATIVE.intersection(words) or is_data_key(identifier):
-        return True
-    return bool(_STORES.intersection(words)) and not word_strength(identifier)[0]
+def _encrypted_store(key: str) -> bool:
+    """Whether the key of a value names a store of encrypted values with no credential word
+    (``DOTENV_VAULT_PRODUCTION``; ``VAULT_TOKEN`` names a credential)."""
+    words = identifier_words(key)
+    return len(words) > 1 and bool(_STORES.intersection(words)) and not word_strength(key)[0]
 
 
 def _parent_negated(lines: Sequence[str], number: int) -> bool:

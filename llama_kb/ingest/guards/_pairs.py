@@ -6,6 +6,8 @@ A user name right before a value is evidence in itself, whatever the syntax:
   and <value>``, ``credentials: jdoe, <value>``;
 * a user option followed by the password option of the same family: ``/RU user /RP
   <value>``, ``-U user -P <value>``, ``--dbuser u --dbpass <value>``;
+* a key id followed by its secret (``<AKID> <secret>``, ``('<sid>', '<token>')``), the
+  secret random;
 * a line naming a user followed by a line in the same syntax (``login: jdoe`` then
   ``initial: <value>``, ``$USER3$=svc`` then ``$USER4$=<value>``), unless the second key
   names another field of a connection (``host``, ``database``, ``role``...).
@@ -21,7 +23,7 @@ import re
 from collections.abc import Iterator, Sequence
 
 from llama_kb.ingest.guards._context import THRESHOLD
-from llama_kb.ingest.guards._evidence import shape_score
+from llama_kb.ingest.guards._evidence import RANDOM, shape_score
 from llama_kb.ingest.guards._words import identifier_words, keyed_as_not_secret
 
 __all__ = ["pair_findings"]
@@ -47,6 +49,14 @@ _LINE = re.compile(
     r"^\s*(?P<q>['\"]?)(?P<key>[\w.$-]+)(?P=q)\s*(?P<sep>[:=])\s*['\"]?(?P<value>[^\s#;,'\"()]+)"
     r"['\"]?,?\s*$"
 )
+# A key id right before its secret, as access-key pairs are given by position (``mc alias set
+# NAME URL <id> <secret>``, ``twilio('<sid>', '<token>')``): upper-case letters and digits
+# with a letter past F (not a hex digest), or two letters and 32 hex digits.
+_KEY_ID = re.compile(
+    r"(?<![\w/+=-])['\"]?(?P<id>(?=[A-Z0-9]*[G-Z])(?=[A-Z]*[0-9])[A-Z0-9]{16,32}|[A-Z]{2}[0-9a-f]{32})"
+    r"['\"]?(?:[ \t]*,[ \t]*|[ \t]+)['\"]?(?P<value>[A-Za-z0-9/+_-]{30,}={0,2})(?![\w/+=-])"
+)
+_UPPER_HEX = re.compile(r"^[0-9A-F]+$")
 _USER_WORDS = frozenset({"user", "username", "login", "benutzer", "usuario"})
 # Fields beside a user name that are not its password.
 _OTHER_FIELDS = frozenset(
@@ -64,6 +74,10 @@ def pair_findings(lines: Sequence[str]) -> Iterator[tuple[int, int, int]]:
                 value = match.group("value").rstrip(".!?:")
                 if _is_value(value):
                     yield number, match.start("value"), match.start("value") + len(value)
+        for match in _KEY_ID.finditer(line):
+            value = match.group("value")
+            if shape_score(value) == RANDOM and not _UPPER_HEX.match(value):
+                yield number, *match.span("value")
         if number < len(lines):
             yield from _line_pair(number, line, lines[number])
 

@@ -2,7 +2,7 @@
 
 Most providers now issue tokens as ``<prefix>_<random>`` (``xai-``, ``pnu_``, ``bkua_``,
 ``dp.st.prd.``, ``sk.``, ``fm2_``, ``s.``), so the shape is evidence without any key before it
-and without a list of prefixes. The body must be random: upper case, lower case and digits
+and without a list of prefixes. A quoted key id and secret joined by ``:`` is the same evidence. The body must be random: upper case, lower case and digits
 mixed (or 32+ hex digits), at least 28 characters (object ids such as Stripe's ``cus_`` and
 ``pi_`` are shorter) and high entropy; kebab-case names, version
 strings and words are not. Prefixes that name a digest or a one-time value (``sha512-``,
@@ -24,6 +24,10 @@ _SHAPE = re.compile(
     r"(?<![\w./+$%-])(?P<prefix>[a-z][a-z0-9]{0,9}(?:[._-][a-z0-9]{1,10}){0,3}|[A-Z][A-Z0-9]{1,7})[._-]"
     r"(?P<body>[A-Za-z0-9_+/-]{28,}={0,2})(?![\w+/=]|[.-]\w)"
 )
+# A quoted ``<key id>:<secret>`` (Ably's ``app.key:secret``, ``client_id:client_secret``)
+_ID_SECRET = re.compile(
+    r"(?<=['\"])(?P<prefix>[A-Za-z][\w.-]{2,39}):(?P<body>[A-Za-z0-9_+/-]{24,}={0,2})(?=['\"])"
+)
 _HEX = re.compile(r"^[0-9a-f]{32,}$")
 _NOT_SECRET_PREFIX = re.compile(
     r"^(?:sha\d*|md5|blake\w*|h\d|hash|nonce|state|code|challenge|integrity|id|uuid|commit|"
@@ -33,6 +37,10 @@ _NOT_SECRET_PREFIX = re.compile(
 
 def vendor_token_spans(line: str) -> Iterator[tuple[int, int]]:
     """Spans of ``line`` holding a prefixed random token."""
+    for match in _ID_SECRET.finditer(line) if ":" in line else ():
+        first = re.split(r"[._-]", match.group("prefix"))[0].lower()
+        if not _NOT_SECRET_PREFIX.match(first) and _random(match.group("body")):
+            yield match.span("body")
     for match in _SHAPE.finditer(line):
         prefix, body = match.group("prefix"), match.group("body").rstrip("=")
         first = re.split(r"[._-]", prefix)[0].lower()

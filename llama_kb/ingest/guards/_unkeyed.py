@@ -32,6 +32,7 @@ _PASSWORD_OPTIONS = (
     (r"sshpass", "p"),
     (r"redis-cli", "a"),
     (r"ldap(?:search|modify|add|delete|passwd|whoami|compare|modrdn|exop)", "w"),
+    (r"ssh-keygen", "[NP]"),  # the new and the old passphrase
 )
 _CLI: tuple[re.Pattern[str], ...] = (
     *(

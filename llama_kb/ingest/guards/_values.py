@@ -6,6 +6,7 @@ Shared by the keyed rules (:mod:`._assignments`) and the unkeyed ones (:mod:`._u
 from __future__ import annotations
 
 import base64
+import hashlib
 import itertools
 import math
 import re
@@ -13,6 +14,7 @@ from collections import Counter
 
 __all__ = [
     "UUID",
+    "is_base58check",
     "is_identifier",
     "is_known_example",
     "is_placeholder",
@@ -141,6 +143,26 @@ def is_stored_hash(text: str) -> bool:
 def is_known_example(text: str) -> bool:
     """Whether ``text`` holds a credential a vendor documents as its example."""
     return bool(_KNOWN_EXAMPLES.search(text))
+
+
+_BASE58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+
+
+def is_base58check(value: str) -> bool:
+    """Whether ``value`` is Base58Check: its last four bytes are the double SHA-256 of the
+    rest (Bitcoin WIF and BIP32 extended keys); a made-up value fails the checksum."""
+    number = 0
+    for char in value:
+        digit = _BASE58.find(char)
+        if digit < 0:
+            return False
+        number = number * 58 + digit
+    raw = number.to_bytes((number.bit_length() + 7) // 8, "big")
+    raw = b"\0" * (len(value) - len(value.lstrip("1"))) + raw
+    if len(raw) < 5:
+        return False
+    body, checksum = raw[:-4], raw[-4:]
+    return hashlib.sha256(hashlib.sha256(body).digest()).digest()[:4] == checksum
 
 
 def is_word(value: str) -> bool:

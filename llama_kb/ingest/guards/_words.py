@@ -38,6 +38,7 @@ _STRONG_WORDS = {
     "pword": "password",
     "passw": "password",
     "mdp": "password",  # French: mot de passe
+    "passcode": "password",
     "pwort": "password",
     "psk": "password",
     "passwort": "password",
@@ -58,6 +59,7 @@ _STRONG_WORDS = {
     "authorization": "credential",
     "apikey": "api_key",
     "authkey": "api_key",
+    "wif": "key",  # a Bitcoin private key in wallet import format
 }
 # Compound words ending in one of these name a credential (``rootpw``, ``csrftoken``).
 _STRONG_SUFFIXES = (
@@ -90,6 +92,10 @@ _WEAK_WORDS = {
     "wifi": "password",
     "wlan": "password",
     "community": "password",  # SNMP's password
+    # where blockchain tools take a private key: ``accounts: [<64 hex digits>]``
+    "accounts": "key",
+    "wallet": "key",
+    "signer": "key",
 }
 _NOT_COMPOUND = frozenset(
     {"bypass", "compass", "surpass", "trespass", "overpass", "underpass", "multipass", "oauth"}

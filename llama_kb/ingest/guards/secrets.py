@@ -60,7 +60,7 @@ from llama_kb.ingest.guards._negative import negated
 from llama_kb.ingest.guards._pairs import pair_findings
 from llama_kb.ingest.guards._positional import positional_spans
 from llama_kb.ingest.guards._tokens import vendor_token_spans
-from llama_kb.ingest.guards._values import UUID, is_known_example, is_public
+from llama_kb.ingest.guards._values import UUID, is_base58check, is_known_example, is_public
 from llama_kb.ingest.guards._words import qualified_before
 
 __all__ = ["CREDENTIAL_WORDS", "PATTERNS", "SecretFinding", "SecretScanner", "SensitivePattern"]
@@ -143,6 +143,13 @@ PATTERNS: tuple[SensitivePattern, ...] = (
     _p("discord_webhook", r"\bdiscord(?:app)?\.com/api/webhooks/\d+/(?P<value>[\w-]{60,})"),
     _p("firebase_server_key", r"\bAAAA[\w-]{7}:APA91b[\w-]{130,}"),
     _p("age_secret_key", r"\bAGE-SECRET-KEY-1[0-9A-Z]{58}\b"),
+    # Bitcoin private keys in Base58Check: WIF (``5``, ``K``, ``L``; testnet ``9``, ``c``) and
+    # BIP32 extended private keys; the checksum is verified (_CHECKSUMMED)
+    _p(
+        "crypto_private_key",
+        r"(?<![1-9A-HJ-NP-Za-km-z])(?:[5KL9c][1-9A-HJ-NP-Za-km-z]{50,51}|[xtyz]prv"
+        r"[1-9A-HJ-NP-Za-km-z]{107,108})(?![1-9A-HJ-NP-Za-km-z])",
+    ),
     _p("putty_private_key", r"^PuTTY-User-Key-File-\d+:"),
     _p("openvpn_static_key", r"-----BEGIN OpenVPN Static key V\d-----"),
     # A PEM private key in base64 (kubeconfig ``client-key-data``, Kubernetes secrets): the
@@ -193,6 +200,7 @@ _ENTROPY_TYPES = frozenset({"base64_high_entropy_string", "hex_high_entropy_stri
 _DISABLED_PLUGINS = ("IPPublicDetector", "HexHighEntropyString", "KeywordDetector")
 # Patterns reported only for a random value (user names and cookie values can be words)
 _SHAPED = frozenset({"session_cookie"})
+_CHECKSUMMED = frozenset({"crypto_private_key"})
 # Authorization schemes: a UUID after them is a credential (Splunk, Heroku), not an identifier
 _SCHEMES = frozenset({"authorization_header", "bearer_token"})
 # A vendor prefix before words is a documentation value: ``xoxb-not-a-real-token``
@@ -338,6 +346,8 @@ def _pattern_findings(number: int, line: str) -> Iterator[SecretFinding]:
             if (is_placeholder(value) and not scheme_uuid) or _WORDS_BODY.match(value):
                 continue
             if pattern.name in _WORD_VALUED and is_word(value):
+                continue
+            if pattern.name in _CHECKSUMMED and not is_base58check(value):
                 continue
             if is_known_example(match.group(0)) or (
                 pattern.name in _SHAPED and shape_score(value) < 2
