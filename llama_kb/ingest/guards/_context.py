@@ -33,6 +33,7 @@ from llama_kb.ingest.guards._words import (
     NOT_SECRET,
     STRONG,
     WEAK,
+    identifier_words,
     qualified_before,
     word_strength,
 )
@@ -60,6 +61,11 @@ _QUOTES = "'\"`"
 _TOKEN_REST = re.compile(r"[^\s'\"`,;()\[\]{}<>|]*")
 # The rest of a sentence after a credential word, with no value in it (the answer follows)
 _SENTENCE = re.compile(r"[\w \t,'’\[\]-]*[.:?!]?[ \t]*$")
+# Labels of a value that identifies a request or a record, not a credential
+_NOT_ANSWER = frozenset(
+    {"reference", "request", "order", "ticket", "number", "trace", "correlation", "case"}
+    | {"transaction", "invoice", "tracking", "build", "version", "commit", "date", "time"}
+)
 # A chat line's time and speaker: ``[14:04] lea:``, ``<lea>``, ``lea:``
 _SPEAKER = re.compile(r"\s*(?:\[[\d:. APMapm]{3,12}\]\s*)?(?:<[\w.-]{1,32}>|[\w.-]{1,32}:)\s+")
 _KEY_AFTER = re.compile(r"['\"]?=(?!=)|['\"]:|(?<=['\"]):")  # key=, "key":, not a prose colon
@@ -143,7 +149,9 @@ def _word_contexts(
                 end += len(tail.group()) if tail else 0
                 yield ContextFinding(number, kind, shift + found[0], end)
             elif strength == STRONG and _SENTENCE.match(line, match.end()) and following:
-                yield from _answer(kind, *following[0])
+                said = identifier_words(rest)[:1]  # "password reset ...": about something else
+                if not NOT_SECRET.intersection(said):
+                    yield from _answer(kind, *following[0])
         else:  # the word ends its line: the value is the next line, or the one after a user
             yield from _next_line_value(kind, strength, following)
 
@@ -168,7 +176,8 @@ def _answer(kind: str, number: int, text: str) -> Iterator[ContextFinding]:
     speaker = _SPEAKER.match(text)
     offset = speaker.end() if speaker else 0
     found = _value_after(text[offset : offset + _WINDOW_CHARS], WEAK, max_fillers=2)
-    if found:
+    label = identifier_words(text[: offset + found[0]]) if found else []
+    if found and not NOT_SECRET.union(_NOT_ANSWER).intersection(label):
         yield ContextFinding(number, kind, offset + found[0], offset + found[1])
 
 

@@ -40,6 +40,7 @@ NEGATIVE = frozenset(
 )
 # Stores of encrypted values (dotenv-vault's ``DOTENV_VAULT_<ENV>``, a keystore blob)
 _STORES = frozenset({"vault", "keystore", "keychain", "keyring"})
+_ANTI_FORGERY = re.compile(r"csrf|xsrf", re.IGNORECASE)
 _IDENTS_BEFORE = 3
 _CHARS_BEFORE = 48
 _IDENT = re.compile(r"[^\W\d][\w.-]*")
@@ -76,6 +77,8 @@ def negated(lines: Sequence[str], number: int, start: int, end: int) -> bool:
     before = _SQL_CLAUSE.sub(" ", line[max(0, start - _CHARS_BEFORE) : start])
     idents = _IDENT.findall(before)[-_IDENTS_BEFORE:]
     if any(NEGATIVE.intersection(identifier_words(i)) or is_data_key(i) for i in idents):
+        return True
+    if any(_ANTI_FORGERY.search(i) for i in idents):  # csrftoken, XSRF-TOKEN
         return True
     if idents and _encrypted_store(idents[-1]):
         return True

@@ -57,6 +57,7 @@ _KEY_ID = re.compile(
     r"['\"]?(?:[ \t]*,[ \t]*|[ \t]+)['\"]?(?P<value>[A-Za-z0-9/+_-]{30,}={0,2})(?![\w/+=-])"
 )
 _UPPER_HEX = re.compile(r"^[0-9A-F]+$")
+_DIGEST = re.compile(r"^(?:sha\d*|md5|blake\w*)[-:_]", re.IGNORECASE)  # sha256-<base64>
 _USER_WORDS = frozenset({"user", "username", "login", "benutzer", "usuario"})
 # Fields beside a user name that are not its password.
 _OTHER_FIELDS = frozenset(
@@ -76,7 +77,8 @@ def pair_findings(lines: Sequence[str]) -> Iterator[tuple[int, int, int]]:
                     yield number, match.start("value"), match.start("value") + len(value)
         for match in _KEY_ID.finditer(line):
             value = match.group("value")
-            if shape_score(value) == RANDOM and not _UPPER_HEX.match(value):
+            digest = _UPPER_HEX.match(value) or _DIGEST.match(value)
+            if shape_score(value) == RANDOM and not digest:
                 yield number, *match.span("value")
         if number < len(lines):
             yield from _line_pair(number, line, lines[number])

@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterator
 
 from llama_kb.ingest.guards._evidence import entropy, is_name
-from llama_kb.ingest.guards._values import is_placeholder, is_public
+from llama_kb.ingest.guards._values import is_identifier, is_placeholder, is_public
 from llama_kb.ingest.guards._words import keyed_as_not_secret
 
 __all__ = ["vendor_token_spans"]
@@ -39,7 +39,8 @@ def vendor_token_spans(line: str) -> Iterator[tuple[int, int]]:
     """Spans of ``line`` holding a prefixed random token."""
     for match in _ID_SECRET.finditer(line) if ":" in line else ():
         first = re.split(r"[._-]", match.group("prefix"))[0].lower()
-        if not _NOT_SECRET_PREFIX.match(first) and _random(match.group("body")):
+        body = match.group("body")
+        if not _NOT_SECRET_PREFIX.match(first) and not is_identifier(body) and _random(body):
             yield match.span("body")
     for match in _SHAPE.finditer(line):
         prefix, body = match.group("prefix"), match.group("body").rstrip("=")

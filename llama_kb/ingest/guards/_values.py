@@ -42,17 +42,20 @@ _PLACEHOLDER = re.compile(
 )
 # Keys meant to be published: Stripe and Mapbox publishable tokens, client secrets a vendor
 # hands to the browser inside an object id (``pi_<id>_secret_<...>``), and public keys in
-# their encodings: age and Nostr recipients, BIP32 extended public keys, and SSH public key
-# blobs (base64 of a length and ``ssh-``, ``ecdsa-`` or ``sk-``).
+# their encodings: age and Nostr recipients, BIP32 extended public keys, multibase public
+# keys of ``did:key`` identifiers (``z6Mk...``), and SSH public key blobs (base64 of a length and ``ssh-``, ``ecdsa-`` or ``sk-``).
 _PUBLIC = re.compile(
     r"^(?:pk\.|pk_(?:live|test)_|phc_|[a-z]{2,5}_[A-Za-z0-9]{8,}_secret_|"
     r"age1[02-9ac-hj-np-z]{50,}|npub1|[xyzt]pub[1-9A-HJ-NP-Za-km-z]{50,}|"
+    r"(?:did:key:)?z(?:6Mk|6LS|Q3s|Dn)[1-9A-HJ-NP-Za-km-z]{40,}|"
     r"AAAA[A-Za-z0-9+/]{2}(?:NzaC1|VjZHNh|NrLXNzaC1|NrLWVjZHNh))"
 )
 # Identifiers printed as hex: an Ethereum address (``0x`` and 40 digits, any case), a SHA-1
-# fingerprint or thumbprint in upper case (GPG, certificates) and a colour (``#AB0909``).
+# fingerprint or thumbprint in upper case (GPG, certificates) and a colour (``#AB0909``);
+# and an IPFS content id (``Qm`` and 44 base58 digits, a hash).
 _IDENTIFIER = re.compile(
-    r"^(?:0x[0-9a-fA-F]{40}|(?=.*[A-F])[0-9A-F]{40}|#(?:[0-9a-fA-F]{3,4}){1,2})$"
+    r"^(?:0x[0-9a-fA-F]{40}|(?=.*[A-F])[0-9A-F]{40}|#(?:[0-9a-fA-F]{3,4}){1,2}|"
+    r"Qm[1-9A-HJ-NP-Za-km-z]{44})$"
 )
 # Credentials vendors and standards publish as examples (jwt.io's token signature, Stripe's
 # and GitHub's documented test keys, RFC 6749's tokens); AWS's end in EXAMPLE, a placeholder.

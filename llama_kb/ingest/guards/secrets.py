@@ -169,7 +169,8 @@ PATTERNS: tuple[SensitivePattern, ...] = (
     _p(
         "session_cookie",
         r"(?:\bcookie['\"]?\s*[:=]|(?<!\S)(?:-b|--cookie))\s*['\"]?(?:[^\n'\"]*?[;\s])?"
-        r"(?P<name>[\w.-]*(?:sess|sid|auth|token|remember|login|jwt)[\w.-]*)=(?P<value>[^;\s'\"]+)",
+        r"(?P<name>(?![\w.-]*[cx]srf)[\w.-]*(?:sess|sid|auth|token|remember|login|jwt)[\w.-]*)="
+        r"(?P<value>[^;\s'\"]+)",
         re.IGNORECASE,
     ),
     # An API key passed in a URL's query string (OpenWeather ``appid``, Google ``key``).
