@@ -107,11 +107,16 @@ class ContextFinding:
 
 
 def context_findings(lines: Sequence[str]) -> Iterator[ContextFinding]:
-    """Values in a credential context, line by line (``lines[0]`` is line 1)."""
+    """Values in a credential context, line by line (``lines[0]`` is line 1), each once."""
+    return iter(dict.fromkeys(_contexts(lines)))
+
+
+def _contexts(lines: Sequence[str]) -> Iterator[ContextFinding]:
     columns: _Columns | None = None
     for index, line in enumerate(lines):
         number = index + 1
-        following = [(n, t) for n, t in enumerate(lines[index + 1 : index + 4], number + 1) if t.strip()]
+        below = enumerate(lines[index + 1 : index + 4], number + 1)
+        following = [(n, text) for n, text in below if text.strip()]
         if HINT.search(line):
             yield from _word_contexts(number, line, following)
         yield from _flag_contexts(number, line)
@@ -153,7 +158,10 @@ def _word_contexts(
                 if not NOT_SECRET.intersection(said):
                     yield from _answer(kind, *following[0])
         else:  # the word ends its line: the value is the next line, or the one after a user
-            yield from _next_line_value(kind, strength, following)
+            below = list(_next_line_value(kind, strength, following))
+            yield from below
+            if not below and strength == STRONG and following:
+                yield from _answer(kind, *following[0])
 
 
 def _next_line_value(

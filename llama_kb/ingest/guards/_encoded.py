@@ -17,9 +17,7 @@ from collections.abc import Iterator
 __all__ = ["decoded_tokens"]
 
 # Padded base64 with a digit, ``+``, ``/`` or ``=`` in it (words are not base64 of anything)
-_BASE64 = re.compile(
-    r"(?<![\w+/=.-])(?=[A-Za-z]*[0-9+/=])[A-Za-z0-9+/]{12,400}={0,2}(?![\w+/=.-])"
-)
+_BASE64 = re.compile(r"(?<![\w+/=.-])(?=[A-Za-z]*[0-9+/=])[A-Za-z0-9+/]{12,400}={0,2}(?![\w+/=.-])")
 _MIN_TEXT = 6
 
 

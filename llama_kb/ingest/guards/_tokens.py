@@ -2,11 +2,12 @@
 
 Most providers now issue tokens as ``<prefix>_<random>`` (``xai-``, ``pnu_``, ``bkua_``,
 ``dp.st.prd.``, ``sk.``, ``fm2_``, ``s.``), so the shape is evidence without any key before it
-and without a list of prefixes. A quoted key id and secret joined by ``:`` is the same evidence. The body must be random: upper case, lower case and digits
-mixed (or 32+ hex digits), at least 28 characters (object ids such as Stripe's ``cus_`` and
-``pi_`` are shorter) and high entropy; kebab-case names, version
-strings and words are not. Prefixes that name a digest or a one-time value (``sha512-``,
-``nonce-``) and keys meant to be published (``pk_live_``, ``phc_``) are left out.
+and without a list of prefixes. A quoted key id and secret joined by ``:`` is the same
+evidence. The body must be random: upper case, lower case and digits mixed (or 32+ hex digits),
+at least 28 characters (object ids such as Stripe's ``cus_`` and ``pi_`` are shorter) and high
+entropy; kebab-case names, version strings and words are not. Prefixes that name a digest or a
+one-time value (``sha512-``, ``nonce-``) and keys meant to be published (``pk_live_``,
+``phc_``) are left out.
 """
 
 from __future__ import annotations

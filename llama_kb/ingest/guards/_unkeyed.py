@@ -63,7 +63,9 @@ _SASL = re.compile(
 )
 # A password stored in plain text under a scheme that says so (Dovecot ``{PLAIN}``, LDAP and
 # RADIUS ``{CLEARTEXT}``)
-_PLAIN_SCHEME = re.compile(r"\{(?:PLAIN|CLEAR|CLEARTEXT|PLAINTEXT|PLAIN-TRUNC)\}(?P<value>[^\s:]+)", re.I)
+_PLAIN_SCHEME = re.compile(
+    r"\{(?:PLAIN|CLEAR|CLEARTEXT|PLAINTEXT|PLAIN-TRUNC)\}(?P<value>[^\s:]+)", re.I
+)
 _CALLS: tuple[re.Pattern[str], ...] = (
     re.compile(
         r"\b(?:NetworkCredential|PasswordAuthentication|UsernamePasswordCredentials|"

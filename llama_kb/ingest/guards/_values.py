@@ -43,7 +43,8 @@ _PLACEHOLDER = re.compile(
 # Keys meant to be published: Stripe and Mapbox publishable tokens, client secrets a vendor
 # hands to the browser inside an object id (``pi_<id>_secret_<...>``), and public keys in
 # their encodings: age and Nostr recipients, BIP32 extended public keys, multibase public
-# keys of ``did:key`` identifiers (``z6Mk...``), and SSH public key blobs (base64 of a length and ``ssh-``, ``ecdsa-`` or ``sk-``).
+# keys of ``did:key`` identifiers (``z6Mk...``), and SSH public key blobs (base64 of a length
+# and ``ssh-``, ``ecdsa-`` or ``sk-``).
 _PUBLIC = re.compile(
     r"^(?:pk\.|pk_(?:live|test)_|phc_|[a-z]{2,5}_[A-Za-z0-9]{8,}_secret_|"
     r"age1[02-9ac-hj-np-z]{50,}|npub1|[xyzt]pub[1-9A-HJ-NP-Za-km-z]{50,}|"
