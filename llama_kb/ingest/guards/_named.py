@@ -12,7 +12,9 @@ on consecutive lines:
   ``value: ...``).
 
 The name must name a credential (:func:`~._assignments.names_credential`) and the value look
-like a secret (:func:`~._values.looks_secret`), as for a plain assignment.
+like a secret (:func:`~._values.looks_secret`), as for a plain assignment; or, on one line,
+name a session cookie (a HAR file's ``{"name": "sessionid", "value": ...}``) with a random
+value.
 """
 
 from __future__ import annotations
@@ -21,7 +23,9 @@ import re
 from collections.abc import Iterator, Sequence
 
 from llama_kb.ingest.guards._assignments import names_credential
+from llama_kb.ingest.guards._evidence import RANDOM, shape_score
 from llama_kb.ingest.guards._values import looks_secret
+from llama_kb.ingest.guards._words import SESSION_NAME
 
 __all__ = ["named_value_findings"]
 
@@ -44,6 +48,7 @@ _VALUE_LINE = re.compile(
     r"(?P<element>[^<>\s]+)</(?P=vtag)>)",
     re.IGNORECASE,
 )
+_SESSION = re.compile(SESSION_NAME, re.IGNORECASE)
 _LINES_APART = 2  # the value within two lines under its name
 
 
@@ -51,7 +56,7 @@ def named_value_findings(lines: Sequence[str]) -> Iterator[tuple[int, int, int]]
     """``(line, start, end)`` of each credential held beside its name (line 1 is ``lines[0]``)."""
     for number, line in enumerate(lines, 1):
         for match in _SAME_LINE.finditer(line):
-            if names_credential(match["name"]) and looks_secret(match["value"]):
+            if _names_secret(match["name"], match["value"]):
                 yield number, *_unquoted(match, "value")
         named = _NAME_LINE.match(line)
         if named is None:
@@ -67,6 +72,14 @@ def named_value_findings(lines: Sequence[str]) -> Iterator[tuple[int, int, int]]
             if looks_secret(value[group]):
                 yield number + offset, *_unquoted(value, group)
             break
+
+
+def _names_secret(name: str, value: str) -> bool:
+    """A credential's name and a secret-looking value, or a session cookie's name and a random
+    value (a HAR file's or a cookie jar's ``{"name": "sessionid", "value": ...}``)."""
+    if names_credential(name):
+        return looks_secret(value)
+    return bool(_SESSION.fullmatch(name)) and shape_score(value.strip("'\"")) == RANDOM
 
 
 def _unquoted(match: re.Match[str], group: str) -> tuple[int, int]:

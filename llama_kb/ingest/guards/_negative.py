@@ -38,8 +38,8 @@ NEGATIVE = frozenset(
     | {"thumbprint", "public", "pub", "publishable", "anon", "encrypted", "sealed", "cipher"}
     | {"ciphertext", "encrypt", "verification", "csrf", "xsrf"}
 )
-# Stores of encrypted values (dotenv-vault's ``DOTENV_VAULT_<ENV>``, a keystore blob)
-_STORES = frozenset({"vault", "keystore", "keychain", "keyring"})
+# A store of encrypted values (dotenv-vault's ``DOTENV_VAULT_<ENV>``)
+_STORES = frozenset({"vault"})
 _ANTI_FORGERY = re.compile(r"csrf|xsrf", re.IGNORECASE)
 _IDENTS_BEFORE = 3
 _CHARS_BEFORE = 48

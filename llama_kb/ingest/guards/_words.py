@@ -17,6 +17,7 @@ __all__ = [
     "HINT",
     "KEY_BEFORE",
     "NOT_SECRET",
+    "SESSION_NAME",
     "STRONG",
     "WEAK",
     "identifier_words",
@@ -126,6 +127,9 @@ _DATA_KEYS = frozenset(
     | {"index", "shard", "group", "dedup", "deduplication", "unique", "locale", "translation"}
     | {"message", "dict", "site", "search", "verify", "verifying", "socket"}
 )
+# Names of cookies that hold a session or a login (``sessionid``, ``PHPSESSID``,
+# ``remember_token``), not the anti-forgery ones (``csrftoken``)
+SESSION_NAME = r"(?![\w.-]*[cx]srf)[\w.-]*(?:sess|sid|auth|token|remember|login|jwt)[\w.-]*"
 # Lines without any credential word (or a part of one) are skipped cheaply.
 HINT = re.compile(
     "|".join(

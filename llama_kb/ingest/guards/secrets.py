@@ -52,7 +52,7 @@ from dataclasses import astuple, dataclass
 
 from llama_kb.ingest.guards._assignments import assignment_spans, is_placeholder, is_word
 from llama_kb.ingest.guards._context import context_findings
-from llama_kb.ingest.guards._encoded import decoded_tokens
+from llama_kb.ingest.guards._encoded import decoded_tokens, unescaped
 from llama_kb.ingest.guards._evidence import shape_score
 from llama_kb.ingest.guards._languages import STEMS_PATTERN
 from llama_kb.ingest.guards._named import named_value_findings
@@ -61,7 +61,7 @@ from llama_kb.ingest.guards._pairs import pair_findings
 from llama_kb.ingest.guards._positional import positional_spans
 from llama_kb.ingest.guards._tokens import vendor_token_spans
 from llama_kb.ingest.guards._values import UUID, is_base58check, is_known_example, is_public
-from llama_kb.ingest.guards._words import qualified_before
+from llama_kb.ingest.guards._words import SESSION_NAME, qualified_before
 
 __all__ = ["CREDENTIAL_WORDS", "PATTERNS", "SecretFinding", "SecretScanner", "SensitivePattern"]
 
@@ -129,7 +129,9 @@ PATTERNS: tuple[SensitivePattern, ...] = (
     _p("stripe_webhook_secret", r"\bwhsec_[A-Za-z0-9]{32,}"),
     _p("mailgun_key", r"\bkey-[a-f0-9]{32}\b"),
     _p("new_relic_key", r"\bNRAK-[A-Z0-9]{27}\b"),
-    _p("atlassian_token", r"\bATATT3[A-Za-z0-9_=-]{150,}"),
+    _p("atlassian_token", r"\b(?:ATATT3[A-Za-z0-9_=-]{150,}|ATBB[A-Za-z0-9]{32})"),
+    _p("square_token", r"\bsq0(?:atp|csp|idp)-[\w-]{22,43}\b"),
+    _p("facebook_access_token", r"\bEAA[A-Za-z0-9]{90,}"),
     _p("postman_key", r"\bPMAK-[a-f0-9]{24}-[a-f0-9]{34}\b"),
     _p("databricks_token", r"\bdapi[a-f0-9]{32}\b"),
     _p("grafana_token", r"\b(?:glsa_[A-Za-z0-9]{32}_[a-f0-9]{8}|glc_[A-Za-z0-9+/]{32,}={0,2})"),
@@ -158,6 +160,14 @@ PATTERNS: tuple[SensitivePattern, ...] = (
         "private_key",
         r"\bLS0tLS1CRUdJTi[A-Za-z0-9+/]{0,24}?(?:UFJJVkFURSBLRV|QUklWQVRFIEtFW|BSSVZBVEUgS0V)",
     ),
+    # A private key in DER without its PEM armour, in base64: PKCS#1 RSA, PKCS#8, PKCS#12
+    # keystores (version 3), SEC1 EC and PKCS#8 Ed25519 keys (public keys and certificates
+    # start otherwise: ``MIIBIjAN...``, ``MIIDdzCC...``)
+    _p(
+        "private_key",
+        r"\bMII[A-Za-z0-9+/]{3}IBA(?:AKC|DANBgkqhkiG9w0BAQEFAASC|zCC)|\bMHcCAQEEI|"
+        r"\bMC4CAQAwBQYDK2VwBCIEI",
+    ),
     # Any Authorization scheme but Bearer and Basic (above): SSWS, ApiKey, Token, Api-Token...
     _p(
         "authorization_header",
@@ -169,8 +179,7 @@ PATTERNS: tuple[SensitivePattern, ...] = (
     _p(
         "session_cookie",
         r"(?:\bcookie['\"]?\s*[:=]|(?<!\S)(?:-b|--cookie))\s*['\"]?(?:[^\n'\"]*?[;\s])?"
-        r"(?P<name>(?![\w.-]*[cx]srf)[\w.-]*(?:sess|sid|auth|token|remember|login|jwt)[\w.-]*)="
-        r"(?P<value>[^;\s'\"]+)",
+        rf"(?P<name>{SESSION_NAME})=(?P<value>[^;\s'\"]+)",
         re.IGNORECASE,
     ),
     # An API key passed in a URL's query string (OpenWeather ``appid``, Google ``key``).
@@ -248,7 +257,16 @@ class SecretScanner:
 
     def scan(self, text: str) -> list[SecretFinding]:
         """Every secret in ``text``, ordered by line and position."""
-        lines = text.split("\n")
+        if "\\" not in text:
+            return self._scan(text.split("\n"))
+        escaped = [unescaped(line) for line in text.split("\n")]
+        found = self._scan([line for line, _ in escaped])
+        return [  # offsets back into the escaped lines
+            SecretFinding(f.line, f.type, *(escaped[f.line - 1][1][i] for i in (f.start, f.end)))
+            for f in found
+        ]
+
+    def _scan(self, lines: list[str]) -> list[SecretFinding]:
         candidates = [(n, line) for n, line in enumerate(lines, 1) if _CANDIDATE.search(line)]
         found: list[SecretFinding] = []
         # Precise detectors go first: a later finding overlapping one kept is dropped
