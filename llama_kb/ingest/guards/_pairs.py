@@ -6,6 +6,9 @@ A user name right before a value is evidence in itself, whatever the syntax:
   and <value>``, ``credentials: jdoe, <value>``;
 * a user option followed by the password option of the same family: ``/RU user /RP
   <value>``, ``-U user -P <value>``, ``--dbuser u --dbpass <value>``;
+* labels of a user and a password (``u: jdoe p: <value>``), a default account glued to its
+  password (``admin/<value>``) and an e-mail address followed by its password (``mail:<value>``,
+  ``<mail> with <value>``), the last two with a value shaped like a password;
 * a key id followed by its secret (``<AKID> <secret>``, ``('<sid>', '<token>')``), the
   secret random;
 * a line naming a user followed by a line in the same syntax (``login: jdoe`` then
@@ -44,6 +47,26 @@ _OPTIONS = re.compile(
     r"['\"]?" + _VALUE,
     re.IGNORECASE,
 )
+# ``u: jdoe p: <value>``, ``user=jdoe pw=<value>``: labels of a user and a password
+_LABELS = re.compile(
+    r"(?<![\w-])(?:u|usr|user|username|login|benutzer|usuario)\s*[:=]\s*[\w.@\\-]+[\s,;/|]+"
+    r"(?:p|pw|pwd|pass|passwd|password)\s*[:=]\s*" + _VALUE,
+    re.IGNORECASE,
+)
+# Where the user alone is the evidence, the value must look like a password (shape 2+):
+# a default account glued to its password (``admin/<value>``), and an e-mail address
+# followed by its password (combo lists ``mail:password``, ``uses <mail> with <value>``).
+_SHAPED_PAIRS = (
+    re.compile(
+        r"(?<![\w/.-])(?:admin|administrator|root|sa|postgres|guest|pi|ubuntu|oracle|elastic|"
+        r"sysadmin|superuser|operator)/(?P<value>[^\s/()\[\]{}'\"<>,;]+)(?![\w/])",
+        re.IGNORECASE,
+    ),
+    re.compile(
+        r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+(?:[ \t]*[:|;,][ \t]*|[ \t]+(?:with|and|/|"
+        r"pass(?:word)?:?|pw:?)[ \t]+)(?P<value>[^\s,;'\"()\[\]{}<>=/]+)"
+    ),
+)
 # ``key: value`` or ``key=value``, quoted or not, maybe with a trailing comma (JSON)
 _LINE = re.compile(
     r"^\s*(?P<q>['\"]?)(?P<key>[\w.$-]+)(?P=q)\s*(?P<sep>[:=])\s*['\"]?(?P<value>[^\s#;,'\"()]+)"
@@ -70,10 +93,15 @@ _OTHER_FIELDS = frozenset(
 def pair_findings(lines: Sequence[str]) -> Iterator[tuple[int, int, int]]:
     """``(line, start, end)`` of each password given after its user (line 1 is ``lines[0]``)."""
     for number, line in enumerate(lines, 1):
-        for pattern in (_PROSE, _OPTIONS):
+        for pattern in (_PROSE, _OPTIONS, _LABELS):
             for match in pattern.finditer(line):
                 value = match.group("value").rstrip(".!?:")
                 if _is_value(value):
+                    yield number, match.start("value"), match.start("value") + len(value)
+        for pattern in _SHAPED_PAIRS:
+            for match in pattern.finditer(line) if "/" in line or "@" in line else ():
+                value = match.group("value").rstrip(".?:")
+                if shape_score(value) >= 2:
                     yield number, match.start("value"), match.start("value") + len(value)
         for match in _KEY_ID.finditer(line):
             value = match.group("value")

@@ -92,6 +92,8 @@ _WEAK_WORDS = {
     # networks named before their pass phrase: ``wifi: Guest / ...``
     "wifi": "password",
     "wlan": "password",
+    "ssid": "password",
+    "wpa": "password",
     "community": "password",  # SNMP's password
     # where blockchain tools take a private key: ``accounts: [<64 hex digits>]``
     "accounts": "key",
