@@ -8,7 +8,7 @@ import base64
 
 import pytest
 
-from llama_kb.ingest.guards._encoded import decoded_tokens
+from llama_kb.ingest.guards._encoded import decoded_tokens, unescaped
 from llama_kb.ingest.guards._evidence import shape_score
 from llama_kb.ingest.guards._named import named_value_findings
 from llama_kb.ingest.guards._values import is_base58check, is_identifier, is_public
@@ -63,6 +63,19 @@ def _b64(text: str) -> str:
         f"wif: {WIF}",
         f"accounts: ['{HEX32}{HEX32}']",
         f"ssh-keygen -t ed25519 -N '{PASSWORD}' -f ~/.ssh/id_ci",
+        "SIGNING_KEY: MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7" + RANDOM,
+        "keystore_b64: MIIJKQIBAzCCCO8GCSqGSIb3DQEHAaCCCOAEggjcMIII2DCCA" + RANDOM,
+        # escaped JSON in logs, HAR session cookies, user and password pairs
+        f'DEBUG body="{{\\"user\\":\\"kim\\",\\"password\\":\\"{PASSWORD}\\"}}"',
+        f'{{"name": "JSESSIONID", "value": "{HEX32.upper()}", "path": "/"}}',
+        f"u: kim p: {PASSWORD}",
+        f"default login is admin/{PASSWORD}",
+        f"kim.berg@acme.dev:{PASSWORD}",
+        f"The relay signs in as ops@acme.dev with {PASSWORD}",
+        f"SSID AcmeLab / WPA2 {PASSWORD}",
+        f"Sunucu parolası: {PASSWORD}",
+        f"kata sandinya {PASSWORD}",
+        f"ລະຫັດຜ່ານ {PASSWORD}",
     ],
 )
 def test_round9_secrets_are_found(text: str) -> None:
@@ -92,6 +105,12 @@ def test_round9_secrets_are_found(text: str) -> None:
         "the parole board met on 12 March 1998",
         "config.json: " + _b64('{"logLevel": "info", "port": 8080}'),
         "accounts: 1200 active, 35 suspended",
+        "Write to support@acme.dev with Questions2024?",
+        "git remote add origin git@github.com:acme/infra.git",
+        "cp admin/Dashboard2 root/.bashrc /tmp",
+        "MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt",
+        "MIIDdzCCAl+gAwIBAgIEAgAAuTANBgkqhkiG9w0BAQUFADBaMQswCQYDVQQGEwJJRTESMBAGA1UEChMJQmFsdGlt",
+        r'pattern = r"\"[^\"]*\""',
     ],
 )
 def test_round9_look_alikes_are_not_reported(text: str) -> None:
@@ -120,3 +139,15 @@ def test_decoded_tokens_are_printable_text_only() -> None:
 def test_named_values_report_the_value_line() -> None:
     lines = ["- name: API_TOKEN", f'  value: "{RANDOM}"']
     assert list(named_value_findings(lines)) == [(2, 10, 10 + len(RANDOM))]
+
+
+def test_escaped_lines_are_reported_and_redacted_at_their_own_offsets() -> None:
+    text = f'log: "{{\\"password\\":\\"{PASSWORD}\\"}}"'
+    [finding] = SecretScanner().scan(text)
+    assert text[finding.start : finding.end].strip('\\"') == PASSWORD  # quotes as unescaped
+    assert PASSWORD not in SecretScanner().redact(text)
+
+
+def test_unescaped_maps_offsets_back() -> None:
+    text, offsets = unescaped('a\\"b\\/c')
+    assert text == 'a"b/c' and [offsets[i] for i in range(len(text) + 1)] == [0, 2, 3, 5, 6, 7]
