@@ -158,7 +158,10 @@ def _word_contexts(
                 if not NOT_SECRET.intersection(said):
                     yield from _answer(kind, *following[0])
         else:  # the word ends its line: the value is the next line, or the one after a user
-            below = list(_next_line_value(kind, strength, following))
+            # a weak word (``pass`` in code) looks only at the lines right under it
+            adjacent = [(n, t) for i, (n, t) in enumerate(following) if n == number + 1 + i]
+            nearby = following if strength == STRONG else adjacent
+            below = list(_next_line_value(kind, strength, nearby))
             yield from below
             if not below and strength == STRONG and following:
                 yield from _answer(kind, *following[0])

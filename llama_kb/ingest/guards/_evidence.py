@@ -49,12 +49,14 @@ _ENCRYPTED = re.compile(
     r"^(?:ENC[\[(]|\$ANSIBLE_VAULT|!vault\b|vault:v\d:|EJ\[\d:|\{[A-Za-z0-9+/]{16,}={0,2}\})"
 )
 _GROUPED_LETTERS = re.compile(r"^[a-z]{4}(?:-[a-z]{4}){3}$")
-# Three or more words and a number, one separator throughout (the number maybe glued to the
-# last word): a passphrase as password managers and people make them (the words of a name
-# are rarely all lower case and end in a number).
+# Three or more words and a number, one separator throughout: a passphrase as password
+# managers and people make them (the words of a name are rarely all lower case and end in a
+# number). The number may be glued to the last word after ``-`` or ``.``, not after ``_``
+# (``rsa_crt_dmp1`` is a name in code).
+_WORD = "[A-Za-z][a-z]{2,11}"
 _PASSPHRASE = re.compile(
-    r"^[A-Za-z][a-z]{2,11}(?P<sep>[-_.])[A-Za-z][a-z]{2,11}(?:(?P=sep)[A-Za-z][a-z]{2,11})+"
-    r"(?P=sep)?\d{1,4}$"
+    rf"^(?:{_WORD}(?P<s1>[-_.]){_WORD}(?:(?P=s1){_WORD})+(?P=s1)"
+    rf"|{_WORD}(?P<s2>[-.]){_WORD}(?:(?P=s2){_WORD})+)\d{{1,4}}$"
 )
 _VOWEL = re.compile("[aeiouy]")
 # A short piece mixing cases with a digit before a letter is random (``y3Qp``), not a word.
