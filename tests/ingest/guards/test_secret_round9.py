@@ -76,6 +76,9 @@ def _b64(text: str) -> str:
         f"Sunucu parolası: {PASSWORD}",
         f"kata sandinya {PASSWORD}",
         f"ລະຫັດຜ່ານ {PASSWORD}",
+        # calls that create a user, two-factor recovery codes
+        f"User.objects.create_user('kim', 'kim@acme.dev', '{PASSWORD}')",
+        "Recovery codes: 7f3k2-9qx4m 4mz8p-2kd7w",
     ],
 )
 def test_round9_secrets_are_found(text: str) -> None:
@@ -105,6 +108,8 @@ def test_round9_secrets_are_found(text: str) -> None:
         "the parole board met on 12 March 1998",
         "config.json: " + _b64('{"logLevel": "info", "port": 8080}'),
         "accounts: 1200 active, 35 suspended",
+        "Store your recovery codes in a safe place.",
+        "create_user('kim', 'kim@acme.dev', is_staff=True)",
         "Write to support@acme.dev with Questions2024?",
         "git remote add origin git@github.com:acme/infra.git",
         "cp admin/Dashboard2 root/.bashrc /tmp",
