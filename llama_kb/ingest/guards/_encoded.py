@@ -42,7 +42,9 @@ def decoded_tokens(line: str) -> Iterator[tuple[int, int, str]]:
 def unescaped(line: str) -> tuple[str, list[int]]:
     """``line`` without the backslashes that escape quotes and slashes, and for each offset
     of the result (and its end) the offset in ``line``."""
-    text, offsets, position = [], [], 0
+    text: list[str] = []
+    offsets: list[int] = []
+    position = 0
     for match in _ESCAPED.finditer(line):
         text.append(line[position : match.start()])
         offsets.extend(range(position, match.start()))
