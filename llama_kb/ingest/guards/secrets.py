@@ -1,12 +1,14 @@
 """Secret detection on text: vendor formats, credential assignments, evidence, detect-secrets.
 
-:class:`SecretScanner` combines six detectors and reports :class:`SecretFinding` objects
-(line, type, character span) that never carry the secret itself:
+:class:`SecretScanner` combines eight detectors and reports :class:`SecretFinding` objects
+(line, type, character span) that never carry the secret itself. Escaped quotes (JSON logged
+inside a string) are undone first, and offsets mapped back:
 
 * :data:`PATTERNS`, precise expressions for token and key-file formats (AWS, GitHub, OpenAI
   and Anthropic, Google, Stripe, npm, PyPI, Docker, Vault, DigitalOcean, Shopify, Azure,
-  SendGrid, Telegram, Discord webhooks, Firebase, age, PuTTY, OpenVPN, base64 PEM keys ...),
-  bearer, basic and other ``Authorization`` credentials, credentials and API keys in URLs;
+  SendGrid, Telegram, Discord webhooks, Firebase, age, PuTTY, OpenVPN, base64 PEM and DER
+  private keys, Base58Check-verified Bitcoin keys ...), bearer, basic and other
+  ``Authorization`` credentials, credentials, tokens and API keys in URLs, session cookies;
 * :mod:`~llama_kb.ingest.guards._assignments`: a credential key (``DB_PASSWORD``,
   ``accessToken``, ``api_key``, ``requirepass``) bound to a secret-looking value in any
   syntax (``.env``, shell ``export`` / ``set -x``, YAML, TOML, JSON, INI, XML attributes and
@@ -28,11 +30,17 @@
   before them (a password piped to ``sudo -S``, the argument after ``/user:``, login-call
   arguments, ``log in as <user> with <value>``, webhook paths, app passwords, seed
   phrases), reported as ``positional_credential``;
+* :mod:`~llama_kb.ingest.guards._named`: a value beside the field that names it (Kubernetes
+  ``env`` lists, ``{"name": ..., "value": ...}``, ``<XPassword><Value>``), reported as
+  ``credential_assignment``;
 * :mod:`~llama_kb.ingest.guards._tokens`: unkeyed tokens with a vendor-like shape (short
-  lower-case prefix, separator, long random body), reported as ``prefixed_token``;
+  lower-case prefix, separator, long random body; a quoted ``id:secret``), reported as
+  ``prefixed_token``;
 * the line-based plugins of ``detect-secrets`` (GitLab, Slack, Twilio, JWT, private keys,
   basic auth, ...; optionally the quoted high-entropy-string plugin), with its heuristic
-  filters. Its keyword plugin is left out: it flags code such as ``secrets: Config``.
+  filters. Its keyword plugin is left out: it flags code such as ``secrets: Config``;
+* :mod:`~llama_kb.ingest.guards._encoded`: a base64 token that decodes to text holding a
+  secret once put in its place (Kubernetes ``Secret`` data), reported as ``encoded_secret``.
 
 Where two find the same secret the earlier detector's name wins, so names stay stable;
 detect-secrets types are snake-cased (``stripe_access_key``). Placeholders, references
