@@ -59,8 +59,8 @@ _TOKEN = re.compile(
 )
 _QUOTES = "'\"`"
 _TOKEN_REST = re.compile(r"[^\s'\"`,;()\[\]{}<>|]*")
-# The rest of a sentence after a credential word, with no value in it (the answer follows)
-_SENTENCE = re.compile(r"[\w \t,'’\[\]-]*[.:?!]?[ \t]*$")
+# A sentence with no value in it: words, then maybe a full stop, colon or question mark
+_SENTENCE = re.compile(r"[\w \t,'’\[\]-]*[.:?!]?")
 # Labels of a value that identifies a request or a record, not a credential
 _NOT_ANSWER = frozenset(
     {"reference", "request", "order", "ticket", "number", "trace", "correlation", "case"}
@@ -153,7 +153,7 @@ def _word_contexts(
                 tail = _TOKEN_REST.match(line, end) if end == window_end else None
                 end += len(tail.group()) if tail else 0
                 yield ContextFinding(number, kind, shift + found[0], end)
-            elif strength == STRONG and _SENTENCE.match(line, match.end()) and following:
+            elif _asks(line, match, strength) and following:
                 said = identifier_words(rest)[:1]  # "password reset ...": about something else
                 if not NOT_SECRET.intersection(said):
                     yield from _answer(kind, *following[0])
@@ -163,7 +163,7 @@ def _word_contexts(
             nearby = following if strength == STRONG else adjacent
             below = list(_next_line_value(kind, strength, nearby))
             yield from below
-            if not below and strength == STRONG and following:
+            if not below and _asks(line, match, strength) and following:
                 yield from _answer(kind, *following[0])
 
 
@@ -178,6 +178,20 @@ def _next_line_value(
             return
         if not _IDENT.fullmatch(text.strip()):  # only a user name may stand between
             return
+
+
+def _asks(line: str, word: re.Match[str], strength: int) -> bool:
+    """Whether ``line`` is a sentence of three or more words (after a chat speaker) naming a
+    credential with a word of its own and no value: its answer may follow on the next line.
+    Code (``gcp: AuthGcp``) is no sentence."""
+    speaker = _SPEAKER.match(line)
+    sentence = line[speaker.end() if speaker else 0 :]
+    return (
+        strength == STRONG
+        and word.group().isalpha()
+        and bool(_SENTENCE.fullmatch(sentence.strip()))
+        and len(sentence.split()) >= 3
+    )
 
 
 def _answer(kind: str, number: int, text: str) -> Iterator[ContextFinding]:

@@ -58,7 +58,7 @@ _LABELS = re.compile(
 # followed by its password (combo lists ``mail:password``, ``uses <mail> with <value>``).
 _SHAPED_PAIRS = (
     re.compile(
-        r"(?<![\w/.-])(?:admin|administrator|root|sa|postgres|guest|pi|ubuntu|oracle|elastic|"
+        r"(?<![\w/.-])(?:admin|administrator|root|sa|postgres|guest|ubuntu|oracle|elastic|"
         r"sysadmin|superuser|operator)/(?P<value>[^\s/()\[\]{}'\"<>,;]+)(?![\w/])",
         re.IGNORECASE,
     ),

@@ -119,6 +119,8 @@ def test_round9_secrets_are_found(text: str) -> None:
         # names in code under a credential word (seen in the package samples)
         "from rsa import (\n    generate_private_key,\n    rsa_crt_dmp1,\n)",
         "        pass\n\n\nGraphStoreAlias = Neo4jPropertyGraphStore",
+        "class Auth(TypedDict):\n    gcp: AuthGcp\n\n\nclass MountSpecS3Bucket2x(TypedDict):",
+        "        >>> pi/2*hyp2f1(0.5,-0.5,1,0.5)",
     ],
 )
 def test_round9_look_alikes_are_not_reported(text: str) -> None:
