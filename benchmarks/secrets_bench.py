@@ -52,7 +52,7 @@ SETS: tuple[tuple[str, tuple[Case, ...], tuple[Case, ...]], ...] = (
     ("held-out 1 (stop 22; tuned on it since)", HELDOUT_SECRETS, HELDOUT_HARMLESS),
     ("held-out 2 (stop 23; tuned on it since)", CHECK_SECRETS, CHECK_HARMLESS),
     ("held-out 3 (stop 24; tuned on it since)", HOLDOUT3_SECRETS, HOLDOUT3_HARMLESS),
-    ("held-out 4 (stop 24; tuned on it in rounds 5 and 7)", HOLDOUT4_SECRETS, HOLDOUT4_HARMLESS),
+    ("held-out 4 (stop 24; tuned on it in rounds 5, 7 and 9)", HOLDOUT4_SECRETS, HOLDOUT4_HARMLESS),
     ("held-out 5 (stop 25; tuned on it in round 6)", HOLDOUT5_SECRETS, HOLDOUT5_HARMLESS),
     ("held-out 6 (stop 25; tuned on it in round 7)", HOLDOUT6_SECRETS, HOLDOUT6_HARMLESS),
     ("held-out 7 (stop 26; tuned on it in round 8)", HOLDOUT7_SECRETS, HOLDOUT7_HARMLESS),
