@@ -28,11 +28,11 @@ from llama_kb.ingest.guards._evidence import RANDOM, is_encrypted, shape_score
 from llama_kb.ingest.guards._languages import PHRASES
 from llama_kb.ingest.guards._values import UUID
 from llama_kb.ingest.guards._words import (
-    HINT,
     KEY_BEFORE,
     NOT_SECRET,
     STRONG,
     WEAK,
+    has_hint,
     identifier_words,
     qualified_before,
     word_strength,
@@ -117,7 +117,7 @@ def _contexts(lines: Sequence[str]) -> Iterator[ContextFinding]:
         number = index + 1
         below = enumerate(lines[index + 1 : index + 4], number + 1)
         following = [(n, text) for n, text in below if text.strip()]
-        if HINT.search(line):
+        if has_hint(line):
             yield from _word_contexts(number, line, following)
         yield from _flag_contexts(number, line)
         columns = _table_columns(line, columns)
@@ -132,7 +132,7 @@ def _word_contexts(
     idents = (
         m
         for m in _IDENT.finditer(line)
-        if HINT.search(m.group()) and not any(a <= m.start() < b for a, b in data)
+        if has_hint(m.group()) and not any(a <= m.start() < b for a, b in data)
     )
     contexts = [(m, *word_strength(m.group())) for m in idents]
     contexts += [(m, STRONG, kind) for phrase, kind in PHRASES for m in phrase.finditer(line)]

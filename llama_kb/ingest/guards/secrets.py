@@ -173,8 +173,8 @@ PATTERNS: tuple[SensitivePattern, ...] = (
     # start otherwise: ``MIIBIjAN...``, ``MIIDdzCC...``)
     _p(
         "private_key",
-        r"\bMII[A-Za-z0-9+/]{3}IBA(?:AKC|DANBgkqhkiG9w0BAQEFAASC|zCC)|\bMHcCAQEEI|"
-        r"\bMC4CAQAwBQYDK2VwBCIEI",
+        r"\b(?:MII[A-Za-z0-9+/]{3}IBA(?:AKC|DANBgkqhkiG9w0BAQEFAASC|zCC)|MHcCAQEEI|"
+        r"MC4CAQAwBQYDK2VwBCIEI)[A-Za-z0-9+/]*=*",
     ),
     # Any Authorization scheme but Bearer and Basic (above): SSWS, ApiKey, Token, Api-Token...
     _p(
@@ -221,7 +221,7 @@ _SHAPED = frozenset({"session_cookie"})
 _CHECKSUMMED = frozenset({"crypto_private_key"})
 # Authorization schemes: a UUID after them is a credential (Splunk, Heroku), not an identifier
 _SCHEMES = frozenset({"authorization_header", "bearer_token"})
-# A vendor prefix before words is a documentation value: ``xoxb-not-a-real-token``
+# A vendor prefix before words is a documentation value (a Slack prefix, then not-a-real-token)
 _WORDS_BODY = re.compile(r"^[A-Za-z0-9]+[_.-](?:[a-z]+[_-]){2,}[a-z]+$")
 # Patterns whose value may be a word (``redis://user:password@host`` in docs).
 _WORD_VALUED = frozenset({"credentials_in_url", "netrc_password", "basic_auth_credentials"})
