@@ -174,7 +174,7 @@ PATTERNS: tuple[SensitivePattern, ...] = (
     _p(
         "private_key",
         r"\b(?:MII[A-Za-z0-9+/]{3}IBA(?:AKC|DANBgkqhkiG9w0BAQEFAASC|zCC)|MHcCAQEEI|"
-        r"MC4CAQAwBQYDK2VwBCIEI)[A-Za-z0-9+/]*=*",
+        r"MC4CAQAwBQYDK2VwBCIEI)[A-Za-z0-9+/]{40,}=*",
     ),
     # Any Authorization scheme but Bearer and Basic (above): SSWS, ApiKey, Token, Api-Token...
     _p(
