@@ -59,7 +59,7 @@ def test_third_held_out_set() -> None:
 
 
 def test_fourth_held_out_set() -> None:
-    """Written before tuning at stop 24; tuned on in rounds 5 and 7 (README)."""
+    """Written before tuning at stop 24; tuned on in rounds 5, 7 and 9 (README)."""
     assert len(HOLDOUT4_SECRETS) >= 70 and len(HOLDOUT4_HARMLESS) >= 50
     result = evaluate(secrets=HOLDOUT4_SECRETS, harmless=HOLDOUT4_HARMLESS)
     assert result["recall"] >= 0.95, [c.kind for c in result["missed"]]  # type: ignore[attr-defined]
