@@ -2,9 +2,9 @@
 
 Run ``python -m benchmarks.secrets_bench``; prints the README tables (Markdown). Each held-out
 set was written before the detector was tuned for it; once looked at, a set becomes a tuning
-set. Round 8 tuned on all seven held-out sets (held-out 7 last; it was written by someone
+set. Round 9 tuned on all eight held-out sets (held-out 8 last; it was written by someone
 who had not read the detector, and measured once before). A set labelled "never tuned on"
-shows its totals only, never its cases (held-out 8, the check of round 8).
+shows its totals only, never its cases (the next independent check goes there).
 """
 
 from __future__ import annotations
@@ -52,11 +52,11 @@ SETS: tuple[tuple[str, tuple[Case, ...], tuple[Case, ...]], ...] = (
     ("held-out 1 (stop 22; tuned on it since)", HELDOUT_SECRETS, HELDOUT_HARMLESS),
     ("held-out 2 (stop 23; tuned on it since)", CHECK_SECRETS, CHECK_HARMLESS),
     ("held-out 3 (stop 24; tuned on it since)", HOLDOUT3_SECRETS, HOLDOUT3_HARMLESS),
-    ("held-out 4 (stop 24; tuned on it in rounds 5 and 7)", HOLDOUT4_SECRETS, HOLDOUT4_HARMLESS),
+    ("held-out 4 (stop 24; tuned on it in rounds 5, 7 and 9)", HOLDOUT4_SECRETS, HOLDOUT4_HARMLESS),
     ("held-out 5 (stop 25; tuned on it in round 6)", HOLDOUT5_SECRETS, HOLDOUT5_HARMLESS),
     ("held-out 6 (stop 25; tuned on it in round 7)", HOLDOUT6_SECRETS, HOLDOUT6_HARMLESS),
     ("held-out 7 (stop 26; tuned on it in round 8)", HOLDOUT7_SECRETS, HOLDOUT7_HARMLESS),
-    ("held-out 8 (stop 27; never tuned on)", HOLDOUT8_SECRETS, HOLDOUT8_HARMLESS),
+    ("held-out 8 (stop 27; tuned on it in round 9)", HOLDOUT8_SECRETS, HOLDOUT8_HARMLESS),
 )
 
 

@@ -1,7 +1,8 @@
 """The eighth held-out secret set's shape: sizes, variety, distinct texts, nothing reused.
 
-Only the shape is checked here. What the detector makes of the set is measured by the lead
-with ``benchmarks.secrets_bench.evaluate`` and never asserted, so that nobody tunes on it.
+Only the shape is checked here. The set was measured once by the lead (stop 27) before anyone
+tuned on it; round 9 tuned on it, and ``tests/hardening/test_secret_detection.py`` asserts
+what the detector makes of it.
 """
 
 from __future__ import annotations

@@ -134,11 +134,14 @@ def assignment_spans(line: str) -> Iterator[tuple[int, int]]:
 def _keyed_spans(line: str) -> Iterator[tuple[int, int]]:
     for syntax in _SYNTAXES:
         for match in _overlapping(syntax, line):
-            key = match.group("key") or match.groupdict().get("tag") or ""
+            tag = match.groupdict().get("tag")
+            key = match.group("key") or tag or ""
             end = match.end("value")
             called = line[end : end + 1] in ("(", "[")  # token = make_token(...)
             value = match.group("value")
-            if names_credential(key) and not called and _secret_for(key, value):
+            # an element named ``<Pass>`` holds a password (FileZilla, many XML configs)
+            named = names_credential(key) or (key == tag and key.lower() == "pass")
+            if named and not called and _secret_for(key, value):
                 yield match.start("value"), end
             elif value[:1] in "\"'`" and len(value) > 2:  # connectionString="...;Password=..."
                 inner = match.start("value") + 1

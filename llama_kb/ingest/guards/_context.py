@@ -28,11 +28,12 @@ from llama_kb.ingest.guards._evidence import RANDOM, is_encrypted, shape_score
 from llama_kb.ingest.guards._languages import PHRASES
 from llama_kb.ingest.guards._values import UUID
 from llama_kb.ingest.guards._words import (
-    HINT,
     KEY_BEFORE,
     NOT_SECRET,
     STRONG,
     WEAK,
+    has_hint,
+    identifier_words,
     qualified_before,
     word_strength,
 )
@@ -58,8 +59,19 @@ _TOKEN = re.compile(
 )
 _QUOTES = "'\"`"
 _TOKEN_REST = re.compile(r"[^\s'\"`,;()\[\]{}<>|]*")
+# A sentence with no value in it: words, then maybe a full stop, colon or question mark
+_SENTENCE = re.compile(r"[\w \t,'’\[\]-]*[.:?!]?")
+# Labels of a value that identifies a request or a record, not a credential
+_NOT_ANSWER = frozenset(
+    {"reference", "request", "order", "ticket", "number", "trace", "correlation", "case"}
+    | {"transaction", "invoice", "tracking", "build", "version", "commit", "date", "time"}
+)
+# A chat line's time and speaker: ``[14:04] lea:``, ``<lea>``, ``lea:``
+_SPEAKER = re.compile(r"\s*(?:\[[\d:. APMapm]{3,12}\]\s*)?(?:<[\w.-]{1,32}>|[\w.-]{1,32}:)\s+")
 _KEY_AFTER = re.compile(r"['\"]?=(?!=)|['\"]:|(?<=['\"]):")  # key=, "key":, not a prose colon
 _TRAILING = ".!?:#*"
+# ``!`` or ``#`` right after a digit ends a password as people make them (a word, digits, ``!``)
+_PASSWORD_END = re.compile(r"\d[!#]+$")
 _LEADING = "*#"
 # Options that take a password: ``-p secret``, ``-P 'secret'``, ``/p:secret``, ``-psecret``.
 _FLAG = re.compile(r"(?<![\w-])(?:--?|/)[pP](?:[ \t]*[:=][ \t]*|[ \t]+)(?=[^\s-])")
@@ -95,12 +107,17 @@ class ContextFinding:
 
 
 def context_findings(lines: Sequence[str]) -> Iterator[ContextFinding]:
-    """Values in a credential context, line by line (``lines[0]`` is line 1)."""
+    """Values in a credential context, line by line (``lines[0]`` is line 1), each once."""
+    return iter(dict.fromkeys(_contexts(lines)))
+
+
+def _contexts(lines: Sequence[str]) -> Iterator[ContextFinding]:
     columns: _Columns | None = None
     for index, line in enumerate(lines):
         number = index + 1
-        following = lines[index + 1 : index + 3]
-        if HINT.search(line):
+        below = enumerate(lines[index + 1 : index + 4], number + 1)
+        following = [(n, text) for n, text in below if text.strip()]
+        if has_hint(line):
             yield from _word_contexts(number, line, following)
         yield from _flag_contexts(number, line)
         columns = _table_columns(line, columns)
@@ -108,12 +125,14 @@ def context_findings(lines: Sequence[str]) -> Iterator[ContextFinding]:
             yield from _column_values(number, line, columns)
 
 
-def _word_contexts(number: int, line: str, following: Sequence[str]) -> Iterator[ContextFinding]:
+def _word_contexts(
+    number: int, line: str, following: Sequence[tuple[int, str]]
+) -> Iterator[ContextFinding]:
     data = [r.span() for r in _RANDOM_RUN.finditer(line) if shape_score(r.group()) == RANDOM]
     idents = (
         m
         for m in _IDENT.finditer(line)
-        if HINT.search(m.group()) and not any(a <= m.start() < b for a, b in data)
+        if has_hint(m.group()) and not any(a <= m.start() < b for a, b in data)
     )
     contexts = [(m, *word_strength(m.group())) for m in idents]
     contexts += [(m, STRONG, kind) for phrase, kind in PHRASES for m in phrase.finditer(line)]
@@ -134,21 +153,57 @@ def _word_contexts(number: int, line: str, following: Sequence[str]) -> Iterator
                 tail = _TOKEN_REST.match(line, end) if end == window_end else None
                 end += len(tail.group()) if tail else 0
                 yield ContextFinding(number, kind, shift + found[0], end)
+            elif _asks(line, match, strength) and following:
+                said = identifier_words(rest)[:1]  # "password reset ...": about something else
+                if not NOT_SECRET.intersection(said):
+                    yield from _answer(kind, *following[0])
         else:  # the word ends its line: the value is the next line, or the one after a user
-            yield from _next_line_value(number, kind, strength, following)
+            # a weak word (``pass`` in code) looks only at the lines right under it
+            adjacent = [(n, t) for i, (n, t) in enumerate(following) if n == number + 1 + i]
+            nearby = following if strength == STRONG else adjacent
+            below = list(_next_line_value(kind, strength, nearby))
+            yield from below
+            if not below and _asks(line, match, strength) and following:
+                yield from _answer(kind, *following[0])
 
 
 def _next_line_value(
-    number: int, kind: str, strength: int, following: Sequence[str]
+    kind: str, strength: int, following: Sequence[tuple[int, str]]
 ) -> Iterator[ContextFinding]:
     """The value on the line after a credential word, or after a lone user name under it."""
-    for offset, text in enumerate(following, 1):
+    for number, text in following[:2]:
         found = _value_after(text[:_WINDOW_CHARS], strength, max_fillers=0)
         if found:
-            yield ContextFinding(number + offset, kind, *found)
+            yield ContextFinding(number, kind, *found)
             return
         if not _IDENT.fullmatch(text.strip()):  # only a user name may stand between
             return
+
+
+def _asks(line: str, word: re.Match[str], strength: int) -> bool:
+    """Whether ``line`` is a sentence of three or more words (after a chat speaker) naming a
+    credential with a word of its own and no value: its answer may follow on the next line.
+    Code (``gcp: AuthGcp``) is no sentence."""
+    speaker = _SPEAKER.match(line)
+    sentence = line[speaker.end() if speaker else 0 :]
+    return (
+        strength == STRONG
+        and word.group().isalpha()
+        and bool(_SENTENCE.fullmatch(sentence.strip()))
+        and len(sentence.split()) >= 3
+    )
+
+
+def _answer(kind: str, number: int, text: str) -> Iterator[ContextFinding]:
+    """The value that answers a sentence naming a credential on the line before (a chat
+    reply ``[14:04] lea: <value>``, a tool's ``New value: <value>``): the distance leaves
+    the word weak, and only a label or a speaker may stand before the value."""
+    speaker = _SPEAKER.match(text)
+    offset = speaker.end() if speaker else 0
+    found = _value_after(text[offset : offset + _WINDOW_CHARS], WEAK, max_fillers=2)
+    label = identifier_words(text[: offset + found[0]]) if found else []
+    if found and not NOT_SECRET.union(_NOT_ANSWER).intersection(label):
+        yield ContextFinding(number, kind, offset + found[0], offset + found[1])
 
 
 def _value_before(line: str, start: int, strength: int) -> tuple[int, int] | None:
@@ -202,7 +257,9 @@ def _unwrapped(token: str) -> str:
     """The value in a token: no quotes, emphasis or closing punctuation; ``""`` for ``x...``."""
     if token.rstrip(_QUOTES).endswith(("...", "…")):
         return ""
-    return _CJK_EDGES.sub("", token.strip(_QUOTES)).lstrip(_LEADING).rstrip(_TRAILING)
+    value = _CJK_EDGES.sub("", token.strip(_QUOTES)).lstrip(_LEADING)
+    closed = value.rstrip(".?:*")
+    return closed if _PASSWORD_END.search(closed) else value.rstrip(_TRAILING)
 
 
 def _flag_contexts(number: int, line: str) -> Iterator[ContextFinding]:

@@ -27,7 +27,8 @@ RANDOM = 3  # a long random token: scores alone with any credential word
 _PASSWORD = 2  # a human-chosen password: letters, digits and symbols mixed
 _SHORT = 1  # six or seven characters of three classes
 
-_HOST = re.compile(r"^[a-z0-9-]+(?:\.[a-z0-9-]+)+(?::\d+)?$")
+# A host name's last label (the top-level domain) ends in a letter; ``copper.violet1`` is no host
+_HOST = re.compile(r"^[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z0-9-]*[a-z](?::\d+)?$")
 _EMAIL = re.compile(r"^[\w.+-]+@[\w-]+(?:\.[\w-]+)+$")
 _HEX = re.compile(r"^(?:0x)?[0-9a-fA-F]+$")
 # Names in code and product tokens: letters and digits, maybe joined by ``-_./``.
@@ -48,11 +49,14 @@ _ENCRYPTED = re.compile(
     r"^(?:ENC[\[(]|\$ANSIBLE_VAULT|!vault\b|vault:v\d:|EJ\[\d:|\{[A-Za-z0-9+/]{16,}={0,2}\})"
 )
 _GROUPED_LETTERS = re.compile(r"^[a-z]{4}(?:-[a-z]{4}){3}$")
-# Three or more lower-case words and a number, one separator throughout: a passphrase as
-# password managers and people make them (the words of a name are rarely all lower case
-# and end in a number).
+# Three or more words and a number, one separator throughout: a passphrase as password
+# managers and people make them (the words of a name are rarely all lower case and end in a
+# number). The number may be glued to the last word after ``-`` or ``.``, not after ``_``
+# (``rsa_crt_dmp1`` is a name in code).
+_WORD = "[A-Za-z][a-z]{2,11}"
 _PASSPHRASE = re.compile(
-    r"^[a-z]{3,12}(?P<sep>[-_.])[a-z]{3,12}(?:(?P=sep)[a-z]{3,12})+(?P=sep)\d{1,4}$"
+    rf"^(?:{_WORD}(?P<s1>[-_.]){_WORD}(?:(?P=s1){_WORD})+(?P=s1)"
+    rf"|{_WORD}(?P<s2>[-.]){_WORD}(?:(?P=s2){_WORD})+)\d{{1,4}}$"
 )
 _VOWEL = re.compile("[aeiouy]")
 # A short piece mixing cases with a digit before a letter is random (``y3Qp``), not a word.

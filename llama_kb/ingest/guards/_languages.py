@@ -12,11 +12,15 @@ import re
 __all__ = ["KEY_STEMS", "PASSWORD_STEMS", "PHRASES", "STEMS_PATTERN", "TOKEN_STEMS"]
 
 # Polish, Russian, Ukrainian, Czech, Slovak, Turkish, Hungarian, Finnish, Swedish, Danish,
-# Norwegian, Dutch, Portuguese, Croatian, Serbian, Slovene, Greek.
+# Norwegian, Dutch, Portuguese, Croatian, Serbian, Slovene, Greek, Romanian, Estonian,
+# Lithuanian, Icelandic, Italian and Turkish (parola), Albanian, Catalan, Galician, Basque,
+# Swahili, Georgian, Armenian.
 PASSWORD_STEMS: tuple[str, ...] = (
     "парол", "гасло", "лозинк", "hasł", "haslo", "hasla", "heslo", "hesla", "şifre", "sifre",
     "jelsz", "salasan", "lösenord", "losenord", "adgangskode", "passord", "wachtwoord",
-    "senha", "lozink", "geslo", "κωδικ",
+    "senha", "lozink", "geslo", "κωδικ", "συνθηματικ", "parolă", "parolei", "parola", "parool",
+    "slaptažod", "slaptazod", "lykilorð", "fjalëkalim", "contrasenya", "contrasinal",
+    "pasahitz", "nenosiri", "პაროლ", "գաղտնաբառ",
 )  # fmt: skip
 # The word for "key" (weak evidence, as ``key`` is) and for "token", by stem.
 KEY_STEMS: tuple[str, ...] = (
@@ -26,12 +30,21 @@ KEY_STEMS: tuple[str, ...] = (
 TOKEN_STEMS: tuple[str, ...] = ("токен", "jeton", "gettone")
 # The stems as a pattern for a word that starts with one (``şifreniz``).
 STEMS_PATTERN = r"\b(?:" + "|".join(PASSWORD_STEMS) + r")\w*"
-_CJK_PASSWORD = "パスワード|暗証番号|密码|密碼|口令|비밀번호|암호|סיסמ|पासवर्ड|รหัสผ่าน"
+_CJK_PASSWORD = (
+    "パスワード|暗証番号|密码|密碼|口令|비밀번호|암호|סיסמ|पासवर्ड|รหัสผ่าน|"
+    # Persian, Urdu, Bengali, Tamil, Hindi (Devanagari word), Kazakh, Mongolian, Lao, Khmer,
+    # Burmese, Sinhala and Amharic
+    "رمز عبور|گذرواژه|کلمه عبور|پاس ورڈ|পাসওয়ার্ড|கடவுச்சொல்|कूटशब्द|құпия сөз|нууц үг|"
+    "ລະຫັດຜ່ານ|ពាក្យសម្ងាត់|စကားဝှက်|මුරපදය|የይለፍ ቃል"
+)
 PHRASES: tuple[tuple[re.Pattern[str], str], ...] = (
     (
         re.compile(
-            r"\bmot[- ]de[- ]passe\b|\bm[ậa]t\s+kh[ẩa]u\b|\bkata\s+(?:sandi|laluan)\b|"
-            r"كلمة (?:المرور|السر)|" + _CJK_PASSWORD,
+            r"\bmot[- ]de[- ]passe\b|\bm[ậa]t\s+kh[ẩa]u\b|\bkata\s+(?:sandi|laluan)\w*|"
+            r"كلمة (?:المرور|السر)|" + _CJK_PASSWORD + "|"
+            # an access code in Romance and Germanic languages
+            r"\bcodice\s+di\s+accesso\b|\bc[oó]digo\s+de\s+acc?esso?\b|\bcode\s+d'acc[eè]s\b|"
+            r"\bzugangscode\b|\btoegangscode\b|\baccess\s+code\b",
             re.IGNORECASE,
         ),
         "password",

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 
 from llama_kb.ingest.guards._evidence import is_encrypted
 from llama_kb.ingest.guards._values import is_known_example, is_stored_hash
-from llama_kb.ingest.guards._words import identifier_words, is_data_key
+from llama_kb.ingest.guards._words import identifier_words, is_data_key, word_strength
 
 __all__ = ["negated"]
 
@@ -38,6 +38,9 @@ NEGATIVE = frozenset(
     | {"thumbprint", "public", "pub", "publishable", "anon", "encrypted", "sealed", "cipher"}
     | {"ciphertext", "encrypt", "verification", "csrf", "xsrf"}
 )
+# A store of encrypted values (dotenv-vault's ``DOTENV_VAULT_<ENV>``)
+_STORES = frozenset({"vault"})
+_ANTI_FORGERY = re.compile(r"csrf|xsrf", re.IGNORECASE)
 _IDENTS_BEFORE = 3
 _CHARS_BEFORE = 48
 _IDENT = re.compile(r"[^\W\d][\w.-]*")
@@ -75,9 +78,20 @@ def negated(lines: Sequence[str], number: int, start: int, end: int) -> bool:
     idents = _IDENT.findall(before)[-_IDENTS_BEFORE:]
     if any(NEGATIVE.intersection(identifier_words(i)) or is_data_key(i) for i in idents):
         return True
+    if any(_ANTI_FORGERY.search(i) for i in idents):  # csrftoken, XSRF-TOKEN
+        return True
+    if idents and _encrypted_store(idents[-1]):
+        return True
     if '"kty"' in line and not _JWK_PRIVATE.search(line):
         return True
     return _parent_negated(lines, number) or _in_public_block(lines, number)
+
+
+def _encrypted_store(key: str) -> bool:
+    """Whether the key of a value names a store of encrypted values with no credential word
+    (``DOTENV_VAULT_PRODUCTION``; ``VAULT_TOKEN`` names a credential)."""
+    words = identifier_words(key)
+    return len(words) > 1 and bool(_STORES.intersection(words)) and not word_strength(key)[0]
 
 
 def _parent_negated(lines: Sequence[str], number: int) -> bool:

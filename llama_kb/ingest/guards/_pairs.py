@@ -6,6 +6,11 @@ A user name right before a value is evidence in itself, whatever the syntax:
   and <value>``, ``credentials: jdoe, <value>``;
 * a user option followed by the password option of the same family: ``/RU user /RP
   <value>``, ``-U user -P <value>``, ``--dbuser u --dbpass <value>``;
+* labels of a user and a password (``u: jdoe p: <value>``), a default account glued to its
+  password (``admin/<value>``) and an e-mail address followed by its password (``mail:<value>``,
+  ``<mail> with <value>``), the last two with a value shaped like a password;
+* a key id followed by its secret (``<AKID> <secret>``, ``('<sid>', '<token>')``), the
+  secret random;
 * a line naming a user followed by a line in the same syntax (``login: jdoe`` then
   ``initial: <value>``, ``$USER3$=svc`` then ``$USER4$=<value>``), unless the second key
   names another field of a connection (``host``, ``database``, ``role``...).
@@ -21,7 +26,7 @@ import re
 from collections.abc import Iterator, Sequence
 
 from llama_kb.ingest.guards._context import THRESHOLD
-from llama_kb.ingest.guards._evidence import shape_score
+from llama_kb.ingest.guards._evidence import RANDOM, shape_score
 from llama_kb.ingest.guards._words import identifier_words, keyed_as_not_secret
 
 __all__ = ["pair_findings"]
@@ -42,11 +47,40 @@ _OPTIONS = re.compile(
     r"['\"]?" + _VALUE,
     re.IGNORECASE,
 )
+# ``u: jdoe p: <value>``, ``user=jdoe pw=<value>``: labels of a user and a password
+_LABELS = re.compile(
+    r"(?<![\w-])(?:u|usr|user|username|login|benutzer|usuario)\s*[:=]\s*[\w.@\\-]+[\s,;/|]+"
+    r"(?:p|pw|pwd|pass|passwd|password)\s*[:=]\s*" + _VALUE,
+    re.IGNORECASE,
+)
+# Where the user alone is the evidence, the value must look like a password (shape 2+):
+# a default account glued to its password (``admin/<value>``), and an e-mail address
+# followed by its password (combo lists ``mail:password``, ``uses <mail> with <value>``).
+_SHAPED_PAIRS = (
+    re.compile(
+        r"(?<![\w/.-])(?:admin|administrator|root|sa|postgres|guest|ubuntu|oracle|elastic|"
+        r"sysadmin|superuser|operator)/(?P<value>[^\s/()\[\]{}'\"<>,;]+)(?![\w/])",
+        re.IGNORECASE,
+    ),
+    re.compile(
+        r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+(?:[ \t]*[:|;,][ \t]*|[ \t]+(?:with|and|/|"
+        r"pass(?:word)?:?|pw:?)[ \t]+)(?P<value>[^\s,;'\"()\[\]{}<>=/]+)"
+    ),
+)
 # ``key: value`` or ``key=value``, quoted or not, maybe with a trailing comma (JSON)
 _LINE = re.compile(
     r"^\s*(?P<q>['\"]?)(?P<key>[\w.$-]+)(?P=q)\s*(?P<sep>[:=])\s*['\"]?(?P<value>[^\s#;,'\"()]+)"
     r"['\"]?,?\s*$"
 )
+# A key id right before its secret, as access-key pairs are given by position (``mc alias set
+# NAME URL <id> <secret>``, ``twilio('<sid>', '<token>')``): upper-case letters and digits
+# with a letter past F (not a hex digest), or two letters and 32 hex digits.
+_KEY_ID = re.compile(
+    r"(?<![\w/+=-])['\"]?(?P<id>(?=[A-Z0-9]*[G-Z])(?=[A-Z]*[0-9])[A-Z0-9]{16,32}|[A-Z]{2}[0-9a-f]{32})"
+    r"['\"]?(?:[ \t]*,[ \t]*|[ \t]+)['\"]?(?P<value>[A-Za-z0-9/+_-]{30,}={0,2})(?![\w/+=-])"
+)
+_UPPER_HEX = re.compile(r"^[0-9A-F]+$")
+_DIGEST = re.compile(r"^(?:sha\d*|md5|blake\w*)[-:_]", re.IGNORECASE)  # sha256-<base64>
 _USER_WORDS = frozenset({"user", "username", "login", "benutzer", "usuario"})
 # Fields beside a user name that are not its password.
 _OTHER_FIELDS = frozenset(
@@ -59,11 +93,21 @@ _OTHER_FIELDS = frozenset(
 def pair_findings(lines: Sequence[str]) -> Iterator[tuple[int, int, int]]:
     """``(line, start, end)`` of each password given after its user (line 1 is ``lines[0]``)."""
     for number, line in enumerate(lines, 1):
-        for pattern in (_PROSE, _OPTIONS):
+        for pattern in (_PROSE, _OPTIONS, _LABELS):
             for match in pattern.finditer(line):
                 value = match.group("value").rstrip(".!?:")
                 if _is_value(value):
                     yield number, match.start("value"), match.start("value") + len(value)
+        for pattern in _SHAPED_PAIRS:
+            for match in pattern.finditer(line) if "/" in line or "@" in line else ():
+                value = match.group("value").rstrip(".?:")
+                if shape_score(value) >= 2:
+                    yield number, match.start("value"), match.start("value") + len(value)
+        for match in _KEY_ID.finditer(line):
+            value = match.group("value")
+            digest = _UPPER_HEX.match(value) or _DIGEST.match(value)
+            if shape_score(value) == RANDOM and not digest:
+                yield number, *match.span("value")
         if number < len(lines):
             yield from _line_pair(number, line, lines[number])
 

@@ -11,7 +11,8 @@ Each rule is a category of place that holds a password by convention, not one to
 * ``log in as <user> with <value>``;
 * the random path segment of a webhook URL (``/hooks/<id>``);
 * an app password of four groups of four letters after a credential word;
-* a mnemonic seed phrase under a key that names it.
+* a mnemonic seed phrase under a key that names it;
+* two-factor recovery codes after the words that name them.
 
 A value is reported when the weak evidence of its position plus its shape
 (:func:`~._evidence.shape_score`) reaches the threshold of :mod:`._context`.
@@ -53,8 +54,13 @@ _CALL = re.compile(
     r"(?<![\w.>$-])(?P<name>[\w.>$-]*)(?<!Error)(?<!Exception)\s*\((?P<args>[^()\n]*)\)"
 )
 # Calls named for logging in, connecting or making an API client take credentials
-# (``Client(...)``, ``pyairtable.Api(...)``, ``ShopifyAPI(...)``).
-_LOGIN_NAME = re.compile(r"login|logon|connect|signin|bind|auth|client|api$", re.IGNORECASE)
+# (``Client(...)``, ``pyairtable.Api(...)``, ``ShopifyAPI(...)``), and so do calls that
+# create a user or set a password (``create_user(name, mail, ...)``).
+_LOGIN_NAME = re.compile(
+    r"login|logon|connect|signin|bind|auth|client|api$|(?:create|add|new)_?user|"
+    r"(?:set|change|reset)_?password",
+    re.IGNORECASE,
+)
 # A host as first argument: ``mysqli("localhost", user, password, db)``
 _HOST = re.compile(r"^(?:localhost|[a-z0-9-]+(?:\.[a-z0-9-]+)+|[a-z][\w+]*://\S*)$")
 # Commands and calls that create a user take its password: ``createUser``, ``useradd``.
@@ -77,6 +83,12 @@ _APP_PASSWORD = re.compile(
 _MNEMONIC = re.compile(
     r"(?:mnemonic|seed[ _-]?phrase|recovery[ _-]?phrase|seed[ _-]?words)\w*['\"]?\s*[:=]\s*['\"]?"
     r"(?P<bare>[a-z]{3,8}(?: [a-z]{3,8}){11,23})\b",
+    re.IGNORECASE,
+)
+# Two-factor recovery codes (GitHub, Google, Django OTP): ``xxxxx-xxxxx`` groups in a list
+_RECOVERY = re.compile(
+    r"\b(?:recovery|backup|scratch|emergency)[ _-]+codes?\b[^\n]{0,12}?[:\s]\s*"
+    r"(?P<bare>(?=[a-z-]*\d)[a-z0-9]{4,5}-[a-z0-9]{4,5})(?![\w-])",
     re.IGNORECASE,
 )
 _VOWELS = re.compile("[aeiouy]", re.IGNORECASE)
@@ -104,6 +116,8 @@ def positional_spans(line: str) -> Iterator[tuple[int, int]]:
         if any(not _VOWELS.search(g) for g in groups):  # random letters, not four words
             yield match.span("bare")
     for match in _MNEMONIC.finditer(line):
+        yield match.span("bare")
+    for match in _RECOVERY.finditer(line):
         yield match.span("bare")
 
 

@@ -2,11 +2,12 @@
 
 Most providers now issue tokens as ``<prefix>_<random>`` (``xai-``, ``pnu_``, ``bkua_``,
 ``dp.st.prd.``, ``sk.``, ``fm2_``, ``s.``), so the shape is evidence without any key before it
-and without a list of prefixes. The body must be random: upper case, lower case and digits
-mixed (or 32+ hex digits), at least 28 characters (object ids such as Stripe's ``cus_`` and
-``pi_`` are shorter) and high entropy; kebab-case names, version
-strings and words are not. Prefixes that name a digest or a one-time value (``sha512-``,
-``nonce-``) and keys meant to be published (``pk_live_``, ``phc_``) are left out.
+and without a list of prefixes. A quoted key id and secret joined by ``:`` is the same
+evidence. The body must be random: upper case, lower case and digits mixed (or 32+ hex digits),
+at least 28 characters (object ids such as Stripe's ``cus_`` and ``pi_`` are shorter) and high
+entropy; kebab-case names, version strings and words are not. Prefixes that name a digest or a
+one-time value (``sha512-``, ``nonce-``) and keys meant to be published (``pk_live_``,
+``phc_``) are left out.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import re
 from collections.abc import Iterator
 
 from llama_kb.ingest.guards._evidence import entropy, is_name
-from llama_kb.ingest.guards._values import is_placeholder, is_public
+from llama_kb.ingest.guards._values import is_identifier, is_placeholder, is_public
 from llama_kb.ingest.guards._words import keyed_as_not_secret
 
 __all__ = ["vendor_token_spans"]
@@ -23,6 +24,10 @@ __all__ = ["vendor_token_spans"]
 _SHAPE = re.compile(
     r"(?<![\w./+$%-])(?P<prefix>[a-z][a-z0-9]{0,9}(?:[._-][a-z0-9]{1,10}){0,3}|[A-Z][A-Z0-9]{1,7})[._-]"
     r"(?P<body>[A-Za-z0-9_+/-]{28,}={0,2})(?![\w+/=]|[.-]\w)"
+)
+# A quoted ``<key id>:<secret>`` (Ably's ``app.key:secret``, ``client_id:client_secret``)
+_ID_SECRET = re.compile(
+    r"(?<=['\"])(?P<prefix>[A-Za-z][\w.-]{2,39}):(?P<body>[A-Za-z0-9_+/-]{24,}={0,2})(?=['\"])"
 )
 _HEX = re.compile(r"^[0-9a-f]{32,}$")
 _NOT_SECRET_PREFIX = re.compile(
@@ -33,6 +38,11 @@ _NOT_SECRET_PREFIX = re.compile(
 
 def vendor_token_spans(line: str) -> Iterator[tuple[int, int]]:
     """Spans of ``line`` holding a prefixed random token."""
+    for match in _ID_SECRET.finditer(line) if ":" in line else ():
+        first = re.split(r"[._-]", match.group("prefix"))[0].lower()
+        body = match.group("body")
+        if not _NOT_SECRET_PREFIX.match(first) and not is_identifier(body) and _random(body):
+            yield match.span("body")
     for match in _SHAPE.finditer(line):
         prefix, body = match.group("prefix"), match.group("body").rstrip("=")
         first = re.split(r"[._-]", prefix)[0].lower()

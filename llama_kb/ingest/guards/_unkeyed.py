@@ -32,6 +32,7 @@ _PASSWORD_OPTIONS = (
     (r"sshpass", "p"),
     (r"redis-cli", "a"),
     (r"ldap(?:search|modify|add|delete|passwd|whoami|compare|modrdn|exop)", "w"),
+    (r"ssh-keygen", "[NP]"),  # the new and the old passphrase
 )
 _CLI: tuple[re.Pattern[str], ...] = (
     *(
@@ -44,6 +45,8 @@ _CLI: tuple[re.Pattern[str], ...] = (
         r"\b(?:mysql|mysqldump|mysqladmin|mariadb)\b.*?\s-p(?P<value>'[^']*'|\"[^\"]*\"|\S+)"
     ),
     re.compile(rf"\brabbitmqctl\s+(?:add_user|change_password)\s+\S+\s+{_ARG}"),
+    # Redis ACL rules (``ACL SETUSER`` and ``users.acl`` lines): ``>password`` adds one
+    re.compile(r"^\s*(?:ACL\s+SETUSER|user)\s+\S+\s(?:[^\n>]*\s)?>(?P<value>\S+)", re.I),
 )
 _SQL = re.compile(
     r"\b(?:IDENTIFIED\s+BY|(?:WITH\s+|LOGIN\s+|ENCRYPTED\s+)+PASSWORD)\s+"
@@ -57,6 +60,11 @@ _PGPASS = re.compile(r"^\s*[^\s:#]+:(?:\d+|\*):[^\s:]+:[^\s:]+:(?P<value>(?:[^\s
 # (a relay names a host; a URL after a reference mark ``[1] https://...`` is not a pair)
 _SASL = re.compile(
     r"^\s*\[(?=[^\]]*[A-Za-z])[\w.-]+\](?::\d+)?\s+[^\s:]+:(?!//)(?P<value>\S{8,})\s*$"
+)
+# A password stored in plain text under a scheme that says so (Dovecot ``{PLAIN}``, LDAP and
+# RADIUS ``{CLEARTEXT}``)
+_PLAIN_SCHEME = re.compile(
+    r"\{(?:PLAIN|CLEAR|CLEARTEXT|PLAINTEXT|PLAIN-TRUNC)\}(?P<value>[^\s:]+)", re.I
 )
 _CALLS: tuple[re.Pattern[str], ...] = (
     re.compile(
@@ -89,7 +97,7 @@ _TRAILING = ".,;:!?)\"'`"
 
 def unkeyed_spans(line: str) -> Iterator[tuple[int, int]]:
     """Spans of ``line`` holding a secret-looking value that no key names."""
-    for pattern in (*_CLI, _SQL, _PGPASS, *_CALLS):
+    for pattern in (*_CLI, _SQL, _PGPASS, _PLAIN_SCHEME, *_CALLS):
         for match in pattern.finditer(line):
             if looks_secret(match.group("value")):
                 yield match.start("value"), match.end("value")

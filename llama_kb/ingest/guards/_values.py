@@ -6,6 +6,7 @@ Shared by the keyed rules (:mod:`._assignments`) and the unkeyed ones (:mod:`._u
 from __future__ import annotations
 
 import base64
+import hashlib
 import itertools
 import math
 import re
@@ -13,6 +14,7 @@ from collections import Counter
 
 __all__ = [
     "UUID",
+    "is_base58check",
     "is_identifier",
     "is_known_example",
     "is_placeholder",
@@ -30,7 +32,7 @@ __all__ = [
 # name of what it stands for (``mysecret``, ``token123``).
 _PLACEHOLDER = re.compile(
     r"example|your[-_ ]|<[^>]*>|\$\{|\{\{|^\$|x{4,}|\*{3,}|placeholder|redacted|changeme|"
-    r"•{2,}|●{2,}|…|#{3,}|fake|dummy|sample|replace|insert[-_ ]|^todo$|^tbd$|"
+    r"•{2,}|●{2,}|…|#{3,}|fake|dummy|sample|replace|insert[-_ ]|not[-_ ]?a?[-_ ]?real|^todo$|^tbd$|"
     r"^(?P<mark>__|@@|%%)[A-Za-z_][\w.-]*(?P=mark)$|"
     r"^(?:my|super|top)?[-_]?(?:secret|token|pass|passwd|password|pwd|api[-_]?key)[-_]?\d{0,4}!?$|"
     r"^(?:true|false|null|none|nil|undefined)$|^(?P<same>.)(?P=same)*$|^%\w+%$|^@\w+@$|\.\.\.|^/[\w./-]+$|"
@@ -40,17 +42,21 @@ _PLACEHOLDER = re.compile(
 )
 # Keys meant to be published: Stripe and Mapbox publishable tokens, client secrets a vendor
 # hands to the browser inside an object id (``pi_<id>_secret_<...>``), and public keys in
-# their encodings: age and Nostr recipients, BIP32 extended public keys, and SSH public key
-# blobs (base64 of a length and ``ssh-``, ``ecdsa-`` or ``sk-``).
+# their encodings: age and Nostr recipients, BIP32 extended public keys, multibase public
+# keys of ``did:key`` identifiers (``z6Mk...``), and SSH public key blobs (base64 of a length
+# and ``ssh-``, ``ecdsa-`` or ``sk-``).
 _PUBLIC = re.compile(
     r"^(?:pk\.|pk_(?:live|test)_|phc_|[a-z]{2,5}_[A-Za-z0-9]{8,}_secret_|"
     r"age1[02-9ac-hj-np-z]{50,}|npub1|[xyzt]pub[1-9A-HJ-NP-Za-km-z]{50,}|"
+    r"(?:did:key:)?z(?:6Mk|6LS|Q3s|Dn)[1-9A-HJ-NP-Za-km-z]{40,}|"
     r"AAAA[A-Za-z0-9+/]{2}(?:NzaC1|VjZHNh|NrLXNzaC1|NrLWVjZHNh))"
 )
 # Identifiers printed as hex: an Ethereum address (``0x`` and 40 digits, any case), a SHA-1
-# fingerprint or thumbprint in upper case (GPG, certificates) and a colour (``#AB0909``).
+# fingerprint or thumbprint in upper case (GPG, certificates) and a colour (``#AB0909``);
+# and an IPFS content id (``Qm`` and 44 base58 digits, a hash).
 _IDENTIFIER = re.compile(
-    r"^(?:0x[0-9a-fA-F]{40}|(?=.*[A-F])[0-9A-F]{40}|#(?:[0-9a-fA-F]{3,4}){1,2})$"
+    r"^(?:0x[0-9a-fA-F]{40}|(?=.*[A-F])[0-9A-F]{40}|#(?:[0-9a-fA-F]{3,4}){1,2}|"
+    r"Qm[1-9A-HJ-NP-Za-km-z]{44})$"
 )
 # Credentials vendors and standards publish as examples (jwt.io's token signature, Stripe's
 # and GitHub's documented test keys, RFC 6749's tokens); AWS's end in EXAMPLE, a placeholder.
@@ -67,7 +73,7 @@ _KNOWN_EXAMPLES = re.compile(
 # Also PostgreSQL's ``md5`` and 32 hex digits, MySQL's ``*`` and 40, and Werkzeug's
 # ``pbkdf2:sha256:600000$...`` and ``scrypt:32768:8:1$...``.
 _STORED_HASH = re.compile(
-    r"\{[A-Za-z0-9._-]+\}(?=\S)|(?<![\w$-])[\w-]*"
+    r"\{(?!(?:PLAIN|CLEAR|CLEARTEXT|PLAINTEXT|PLAIN-TRUNC)\})[A-Za-z0-9._-]+\}(?=\S)|(?<![\w$-])[\w-]*"
     r"(?:sha|md5|md4|pbkdf|crypt|argon|scram|blake|ntlm|ssha)[\w-]*(?::\w+)*\$+[\w./+=]*[$:]|"
     r"md5[0-9a-f]{32}(?![0-9a-f])|\*[0-9A-F]{40}(?![0-9A-F])",
     re.IGNORECASE,
@@ -141,6 +147,26 @@ def is_stored_hash(text: str) -> bool:
 def is_known_example(text: str) -> bool:
     """Whether ``text`` holds a credential a vendor documents as its example."""
     return bool(_KNOWN_EXAMPLES.search(text))
+
+
+_BASE58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+
+
+def is_base58check(value: str) -> bool:
+    """Whether ``value`` is Base58Check: its last four bytes are the double SHA-256 of the
+    rest (Bitcoin WIF and BIP32 extended keys); a made-up value fails the checksum."""
+    number = 0
+    for char in value:
+        digit = _BASE58.find(char)
+        if digit < 0:
+            return False
+        number = number * 58 + digit
+    raw = number.to_bytes((number.bit_length() + 7) // 8, "big")
+    raw = b"\0" * (len(value) - len(value.lstrip("1"))) + raw
+    if len(raw) < 5:
+        return False
+    body, checksum = raw[:-4], raw[-4:]
+    return hashlib.sha256(hashlib.sha256(body).digest()).digest()[:4] == checksum
 
 
 def is_word(value: str) -> bool:

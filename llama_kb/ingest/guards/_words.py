@@ -14,11 +14,12 @@ import re
 from llama_kb.ingest.guards._languages import KEY_STEMS, PASSWORD_STEMS, PHRASES, TOKEN_STEMS
 
 __all__ = [
-    "HINT",
     "KEY_BEFORE",
     "NOT_SECRET",
+    "SESSION_NAME",
     "STRONG",
     "WEAK",
+    "has_hint",
     "identifier_words",
     "is_data_key",
     "keyed_as_not_secret",
@@ -35,6 +36,11 @@ _STRONG_WORDS = {
     "passphrase": "password",
     "pwd": "password",
     "pw": "password",
+    "pword": "password",
+    "passw": "password",
+    "mdp": "password",  # French: mot de passe
+    "passcode": "password",
+    "pwort": "password",
     "psk": "password",
     "passwort": "password",
     "kennwort": "password",
@@ -54,6 +60,7 @@ _STRONG_WORDS = {
     "authorization": "credential",
     "apikey": "api_key",
     "authkey": "api_key",
+    "wif": "key",  # a Bitcoin private key in wallet import format
 }
 # Compound words ending in one of these name a credential (``rootpw``, ``csrftoken``).
 _STRONG_SUFFIXES = (
@@ -85,7 +92,13 @@ _WEAK_WORDS = {
     # networks named before their pass phrase: ``wifi: Guest / ...``
     "wifi": "password",
     "wlan": "password",
+    "ssid": "password",
+    "wpa": "password",
     "community": "password",  # SNMP's password
+    # where blockchain tools take a private key: ``accounts: [<64 hex digits>]``
+    "accounts": "key",
+    "wallet": "key",
+    "signer": "key",
 }
 _NOT_COMPOUND = frozenset(
     {"bypass", "compass", "surpass", "trespass", "overpass", "underpass", "multipass", "oauth"}
@@ -116,17 +129,28 @@ _DATA_KEYS = frozenset(
     | {"index", "shard", "group", "dedup", "deduplication", "unique", "locale", "translation"}
     | {"message", "dict", "site", "search", "verify", "verifying", "socket"}
 )
-# Lines without any credential word (or a part of one) are skipped cheaply.
-HINT = re.compile(
+# Names of cookies that hold a session or a login (``sessionid``, ``PHPSESSID``,
+# ``remember_token``), not the anti-forgery ones (``csrftoken``)
+SESSION_NAME = r"(?![\w.-]*[cx]srf)[\w.-]*(?:sess|sid|auth|token|remember|login|jwt)[\w.-]*"
+# Lines without any credential word (or a part of one) are skipped cheaply: the words are
+# searched in the lower-cased text without a case flag (several times faster), the phrases
+# of other scripts and of several words with it.
+_HINT_WORDS = re.compile(
     "|".join(
         sorted(
             {*_STRONG_WORDS, *_WEAK_WORDS, *(w for w, _ in _STRONG_SUFFIXES), *PASSWORD_STEMS}
             | {*KEY_STEMS, *TOKEN_STEMS, "pass"}
         )
-        + [p.pattern for p, _ in PHRASES]
-    ),
-    re.IGNORECASE,
+    )
 )
+_HINT_PHRASES = re.compile("|".join(p.pattern for p, _ in PHRASES), re.IGNORECASE)
+
+
+def has_hint(text: str) -> bool:
+    """Whether ``text`` holds a credential word, a part of one or a phrase for one."""
+    return bool(_HINT_WORDS.search(text.lower()) or _HINT_PHRASES.search(text))
+
+
 _SPLIT = re.compile(r"[A-Z]+(?![a-zà-ÿ])|[A-Z]?[a-zà-ÿ]+|\d+")
 _OAUTH = re.compile("oauth", re.IGNORECASE)  # one word, not O + Auth
 _LETTERS = re.compile(r"[^\W\d_]+")

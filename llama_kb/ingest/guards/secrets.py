@@ -1,12 +1,14 @@
 """Secret detection on text: vendor formats, credential assignments, evidence, detect-secrets.
 
-:class:`SecretScanner` combines six detectors and reports :class:`SecretFinding` objects
-(line, type, character span) that never carry the secret itself:
+:class:`SecretScanner` combines eight detectors and reports :class:`SecretFinding` objects
+(line, type, character span) that never carry the secret itself. Escaped quotes (JSON logged
+inside a string) are undone first, and offsets mapped back:
 
 * :data:`PATTERNS`, precise expressions for token and key-file formats (AWS, GitHub, OpenAI
   and Anthropic, Google, Stripe, npm, PyPI, Docker, Vault, DigitalOcean, Shopify, Azure,
-  SendGrid, Telegram, Discord webhooks, Firebase, age, PuTTY, OpenVPN, base64 PEM keys ...),
-  bearer, basic and other ``Authorization`` credentials, credentials and API keys in URLs;
+  SendGrid, Telegram, Discord webhooks, Firebase, age, PuTTY, OpenVPN, base64 PEM and DER
+  private keys, Base58Check-verified Bitcoin keys ...), bearer, basic and other
+  ``Authorization`` credentials, credentials, tokens and API keys in URLs, session cookies;
 * :mod:`~llama_kb.ingest.guards._assignments`: a credential key (``DB_PASSWORD``,
   ``accessToken``, ``api_key``, ``requirepass``) bound to a secret-looking value in any
   syntax (``.env``, shell ``export`` / ``set -x``, YAML, TOML, JSON, INI, XML attributes and
@@ -28,11 +30,17 @@
   before them (a password piped to ``sudo -S``, the argument after ``/user:``, login-call
   arguments, ``log in as <user> with <value>``, webhook paths, app passwords, seed
   phrases), reported as ``positional_credential``;
+* :mod:`~llama_kb.ingest.guards._named`: a value beside the field that names it (Kubernetes
+  ``env`` lists, ``{"name": ..., "value": ...}``, ``<XPassword><Value>``), reported as
+  ``credential_assignment``;
 * :mod:`~llama_kb.ingest.guards._tokens`: unkeyed tokens with a vendor-like shape (short
-  lower-case prefix, separator, long random body), reported as ``prefixed_token``;
+  lower-case prefix, separator, long random body; a quoted ``id:secret``), reported as
+  ``prefixed_token``;
 * the line-based plugins of ``detect-secrets`` (GitLab, Slack, Twilio, JWT, private keys,
   basic auth, ...; optionally the quoted high-entropy-string plugin), with its heuristic
-  filters. Its keyword plugin is left out: it flags code such as ``secrets: Config``.
+  filters. Its keyword plugin is left out: it flags code such as ``secrets: Config``;
+* :mod:`~llama_kb.ingest.guards._encoded`: a base64 token that decodes to text holding a
+  secret once put in its place (Kubernetes ``Secret`` data), reported as ``encoded_secret``.
 
 Where two find the same secret the earlier detector's name wins, so names stay stable;
 detect-secrets types are snake-cased (``stripe_access_key``). Placeholders, references
@@ -52,14 +60,16 @@ from dataclasses import astuple, dataclass
 
 from llama_kb.ingest.guards._assignments import assignment_spans, is_placeholder, is_word
 from llama_kb.ingest.guards._context import context_findings
+from llama_kb.ingest.guards._encoded import decoded_tokens, unescaped
 from llama_kb.ingest.guards._evidence import shape_score
 from llama_kb.ingest.guards._languages import STEMS_PATTERN
+from llama_kb.ingest.guards._named import named_value_findings
 from llama_kb.ingest.guards._negative import negated
 from llama_kb.ingest.guards._pairs import pair_findings
 from llama_kb.ingest.guards._positional import positional_spans
 from llama_kb.ingest.guards._tokens import vendor_token_spans
-from llama_kb.ingest.guards._values import is_known_example, is_public
-from llama_kb.ingest.guards._words import qualified_before
+from llama_kb.ingest.guards._values import UUID, is_base58check, is_known_example, is_public
+from llama_kb.ingest.guards._words import SESSION_NAME, qualified_before
 
 __all__ = ["CREDENTIAL_WORDS", "PATTERNS", "SecretFinding", "SecretScanner", "SensitivePattern"]
 
@@ -105,6 +115,12 @@ PATTERNS: tuple[SensitivePattern, ...] = (
     ),
     _p("basic_auth", r"\bbasic\s+(?P<value>[A-Za-z0-9+/]{16,}={0,2})", re.IGNORECASE),
     _p("credentials_in_url", r"\b[a-z][a-z0-9+.-]*://[^\s/:@'\"]*:(?P<value>[^\s/@'\"]+)@[^\s/]"),
+    # A token as the whole user part of a URL (``https://<token>@dev.azure.com/...``); hex
+    # there is a public key (a Sentry DSN)
+    _p(
+        "credentials_in_url",
+        r"\b[a-z][a-z0-9+.-]*://(?![0-9a-fA-F]+@)(?P<value>[\w~.-]{20,})@[\w-]+\.[\w.-]",
+    ),
     _p("netrc_password", r"\bmachine\s+\S+\s+login\s+\S+\s+password\s+(?P<value>\S+)"),
     # Vendor token prefixes (the formats the providers document).
     _p("stripe_access_key", r"\b[rs]k_(?:live|test)_[A-Za-z0-9]{24,}"),
@@ -121,7 +137,9 @@ PATTERNS: tuple[SensitivePattern, ...] = (
     _p("stripe_webhook_secret", r"\bwhsec_[A-Za-z0-9]{32,}"),
     _p("mailgun_key", r"\bkey-[a-f0-9]{32}\b"),
     _p("new_relic_key", r"\bNRAK-[A-Z0-9]{27}\b"),
-    _p("atlassian_token", r"\bATATT3[A-Za-z0-9_=-]{150,}"),
+    _p("atlassian_token", r"\b(?:ATATT3[A-Za-z0-9_=-]{150,}|ATBB[A-Za-z0-9]{32})"),
+    _p("square_token", r"\bsq0(?:atp|csp|idp)-[\w-]{22,43}\b"),
+    _p("facebook_access_token", r"\bEAA[A-Za-z0-9]{90,}"),
     _p("postman_key", r"\bPMAK-[a-f0-9]{24}-[a-f0-9]{34}\b"),
     _p("databricks_token", r"\bdapi[a-f0-9]{32}\b"),
     _p("grafana_token", r"\b(?:glsa_[A-Za-z0-9]{32}_[a-f0-9]{8}|glc_[A-Za-z0-9+/]{32,}={0,2})"),
@@ -135,6 +153,13 @@ PATTERNS: tuple[SensitivePattern, ...] = (
     _p("discord_webhook", r"\bdiscord(?:app)?\.com/api/webhooks/\d+/(?P<value>[\w-]{60,})"),
     _p("firebase_server_key", r"\bAAAA[\w-]{7}:APA91b[\w-]{130,}"),
     _p("age_secret_key", r"\bAGE-SECRET-KEY-1[0-9A-Z]{58}\b"),
+    # Bitcoin private keys in Base58Check: WIF (``5``, ``K``, ``L``; testnet ``9``, ``c``) and
+    # BIP32 extended private keys; the checksum is verified (_CHECKSUMMED)
+    _p(
+        "crypto_private_key",
+        r"(?<![1-9A-HJ-NP-Za-km-z])(?:[5KL9c][1-9A-HJ-NP-Za-km-z]{50,51}|[xtyz]prv"
+        r"[1-9A-HJ-NP-Za-km-z]{107,108})(?![1-9A-HJ-NP-Za-km-z])",
+    ),
     _p("putty_private_key", r"^PuTTY-User-Key-File-\d+:"),
     _p("openvpn_static_key", r"-----BEGIN OpenVPN Static key V\d-----"),
     # A PEM private key in base64 (kubeconfig ``client-key-data``, Kubernetes secrets): the
@@ -143,11 +168,26 @@ PATTERNS: tuple[SensitivePattern, ...] = (
         "private_key",
         r"\bLS0tLS1CRUdJTi[A-Za-z0-9+/]{0,24}?(?:UFJJVkFURSBLRV|QUklWQVRFIEtFW|BSSVZBVEUgS0V)",
     ),
+    # A private key in DER without its PEM armour, in base64: PKCS#1 RSA, PKCS#8, PKCS#12
+    # keystores (version 3), SEC1 EC and PKCS#8 Ed25519 keys (public keys and certificates
+    # start otherwise: ``MIIBIjAN...``, ``MIIDdzCC...``)
+    _p(
+        "private_key",
+        r"\b(?:MII[A-Za-z0-9+/]{3}IBA(?:AKC|DANBgkqhkiG9w0BAQEFAASC|zCC)|MHcCAQEEI|"
+        r"MC4CAQAwBQYDK2VwBCIEI)[A-Za-z0-9+/]{40,}=*",
+    ),
     # Any Authorization scheme but Bearer and Basic (above): SSWS, ApiKey, Token, Api-Token...
     _p(
         "authorization_header",
         r"\bauthorization['\"]?\s*[:=]\s*['\"]?(?!bearer\b|basic\b)[A-Za-z][\w-]*\s+(?:token=)?"
         r"(?P<value>(?=[\w.~+/=-]*\d)[\w.~+/-]{16,}=*)",
+        re.IGNORECASE,
+    ),
+    # A session cookie in a ``Cookie`` header or a ``curl -b`` option (copied requests)
+    _p(
+        "session_cookie",
+        r"(?:\bcookie['\"]?\s*[:=]|(?<!\S)(?:-b|--cookie))\s*['\"]?(?:[^\n'\"]*?[;\s])?"
+        rf"(?P<name>{SESSION_NAME})=(?P<value>[^;\s'\"]+)",
         re.IGNORECASE,
     ),
     # An API key passed in a URL's query string (OpenWeather ``appid``, Google ``key``).
@@ -159,7 +199,7 @@ _SRI = re.compile(r"sha(?:256|384|512)-")
 # Lines without any of these cannot hold a secret any detector reports: skip them cheaply.
 _CANDIDATE = re.compile(
     r"[A-Za-z0-9_+/=.-]{16,}|pass|pwd|pw\b|secret|token|key|auth|cred|://|bearer|curl|mysql|"
-    r"mariadb|:(?:\d+|\*):|identified|login|-cli|ldap|rabbitmqctl|admin|root|user|\]:|"
+    r"mariadb|:(?:\d+|\*):|identified|login|-cli|ldap|rabbitmqctl|admin|root|user|\]:|\{(?:plain|clear)|"
     + STEMS_PATTERN,
     re.IGNORECASE,
 )
@@ -176,6 +216,13 @@ _ENTROPY_TYPES = frozenset({"base64_high_entropy_string", "hex_high_entropy_stri
 # detect-secrets plugins left out: public IPs are not credentials, hex strings are hashes, and
 # keyword assignments are found by ``_assignments`` (the plugin flags ``secrets: Config`` in code).
 _DISABLED_PLUGINS = ("IPPublicDetector", "HexHighEntropyString", "KeywordDetector")
+# Patterns reported only for a random value (user names and cookie values can be words)
+_SHAPED = frozenset({"session_cookie"})
+_CHECKSUMMED = frozenset({"crypto_private_key"})
+# Authorization schemes: a UUID after them is a credential (Splunk, Heroku), not an identifier
+_SCHEMES = frozenset({"authorization_header", "bearer_token"})
+# A vendor prefix before words is a documentation value (a Slack prefix, then not-a-real-token)
+_WORDS_BODY = re.compile(r"^[A-Za-z0-9]+[_.-](?:[a-z]+[_-]){2,}[a-z]+$")
 # Patterns whose value may be a word (``redis://user:password@host`` in docs).
 _WORD_VALUED = frozenset({"credentials_in_url", "netrc_password", "basic_auth_credentials"})
 # Keyword rules of detect-secrets depend on the file type; config-file rules cover prose too.
@@ -214,10 +261,20 @@ class SecretScanner:
 
     def __init__(self, entropy: bool = True) -> None:
         self.entropy = entropy
+        self._decode = True  # off for the text inside base64 (no decoding twice)
 
     def scan(self, text: str) -> list[SecretFinding]:
         """Every secret in ``text``, ordered by line and position."""
-        lines = text.split("\n")
+        if "\\" not in text:
+            return self._scan(text.split("\n"))
+        escaped = [unescaped(line) for line in text.split("\n")]
+        found = self._scan([line for line, _ in escaped])
+        return [  # offsets back into the escaped lines
+            SecretFinding(f.line, f.type, *(escaped[f.line - 1][1][i] for i in (f.start, f.end)))
+            for f in found
+        ]
+
+    def _scan(self, lines: list[str]) -> list[SecretFinding]:
         candidates = [(n, line) for n, line in enumerate(lines, 1) if _CANDIDATE.search(line)]
         found: list[SecretFinding] = []
         # Precise detectors go first: a later finding overlapping one kept is dropped
@@ -233,12 +290,16 @@ class SecretScanner:
             _keep_disjoint(found, (SecretFinding(n, _POSITIONAL, s, e) for s, e in spans))
         paired = (SecretFinding(n, _POSITIONAL, s, e) for n, s, e in pair_findings(lines))
         _keep_disjoint(found, _affirmed(lines, paired))
+        named = (SecretFinding(n, _ASSIGNMENT, s, e) for n, s, e in named_value_findings(lines))
+        _keep_disjoint(found, _affirmed(lines, named))
         for n, line in candidates:
             tokens = vendor_token_spans(line)
             prefixed = (SecretFinding(n, "prefixed_token", s, e) for s, e in tokens)
             _keep_disjoint(found, _affirmed(lines, prefixed))
         if candidates:
             _keep_disjoint(found, _affirmed(lines, self._plugin_findings(candidates)))
+        if self._decode:
+            _keep_disjoint(found, _affirmed(lines, _encoded_findings(candidates)))
         return sorted(found, key=lambda f: (f.line, f.start, f.type))
 
     def types(self, text: str) -> list[str]:
@@ -292,14 +353,32 @@ class SecretScanner:
             yield SecretFinding(secret.line_number, kind, start, end)
 
 
+def _encoded_findings(candidates: list[tuple[int, str]]) -> Iterator[SecretFinding]:
+    """Base64 tokens whose decoded text holds a secret, judged in place of the token."""
+    inner = SecretScanner(entropy=False)
+    inner._decode = False
+    for number, line in candidates:
+        for start, end, text in decoded_tokens(line):
+            found = inner.scan(line[:start] + text + line[end:])
+            if any(f.start < start + len(text) and start < f.end for f in found):
+                yield SecretFinding(number, "encoded_secret", start, end)
+
+
 def _pattern_findings(number: int, line: str) -> Iterator[SecretFinding]:
     for pattern in PATTERNS:
         for match in pattern.regex.finditer(line):
             groups = match.groupdict()
             value = groups.get("value") or groups.get("bare") or match.group(0)
-            if is_placeholder(value) or (pattern.name in _WORD_VALUED and is_word(value)):
+            scheme_uuid = pattern.name in _SCHEMES and bool(UUID.match(value))
+            if (is_placeholder(value) and not scheme_uuid) or _WORDS_BODY.match(value):
                 continue
-            if is_known_example(match.group(0)):
+            if pattern.name in _WORD_VALUED and is_word(value):
+                continue
+            if pattern.name in _CHECKSUMMED and not is_base58check(value):
+                continue
+            if is_known_example(match.group(0)) or (
+                pattern.name in _SHAPED and shape_score(value) < 2
+            ):
                 continue
             yield SecretFinding(number, pattern.name, match.start(), match.end())
 

@@ -1,0 +1,54 @@
+"""Secrets inside base64 or escaped strings: judged as the text they encode.
+
+Kubernetes ``Secret`` data (``DATABASE_URL: <base64 of a URL with a password>``), FileZilla's
+``<Pass encoding="base64">`` and the output of ``echo ... | base64`` keep credentials in
+base64, which no pattern or shape reads. :func:`decoded_tokens` gives each base64 token of a
+line that decodes to printable text, so the scanner can look at the line with the text in
+its place (as trufflehog's base64 decoder does). :func:`unescaped` undoes the escaped quotes
+of a JSON document logged or embedded in another string (``{\\"password\\":\\"...\\"}``), with
+the map from its offsets back to the line's.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from collections.abc import Iterator
+
+__all__ = ["decoded_tokens", "unescaped"]
+
+# Padded base64 with a digit, ``+``, ``/`` or ``=`` in it (words are not base64 of anything)
+_BASE64 = re.compile(r"(?<![\w+/=.-])(?=[A-Za-z]*[0-9+/=])[A-Za-z0-9+/]{12,400}={0,2}(?![\w+/=.-])")
+_MIN_TEXT = 6
+_ESCAPED = re.compile(r"\\+(?=[\"'/])")  # backslashes before a quote or a slash
+
+
+def decoded_tokens(line: str) -> Iterator[tuple[int, int, str]]:
+    """``(start, end, text)`` of each base64 token of ``line`` that decodes to one line of
+    printable ASCII text."""
+    for match in _BASE64.finditer(line):
+        token = match.group()
+        if len(token) % 4:
+            continue
+        try:
+            text = base64.b64decode(token, validate=True).decode("ascii")
+        except (binascii.Error, UnicodeDecodeError):
+            continue
+        if len(text) >= _MIN_TEXT and text.isprintable():
+            yield match.start(), match.end(), text
+
+
+def unescaped(line: str) -> tuple[str, list[int]]:
+    """``line`` without the backslashes that escape quotes and slashes, and for each offset
+    of the result (and its end) the offset in ``line``."""
+    text: list[str] = []
+    offsets: list[int] = []
+    position = 0
+    for match in _ESCAPED.finditer(line):
+        text.append(line[position : match.start()])
+        offsets.extend(range(position, match.start()))
+        position = match.end()
+    text.append(line[position:])
+    offsets.extend(range(position, len(line) + 1))
+    return "".join(text), offsets
