@@ -1,4 +1,4 @@
-"""Secret-detection recall and false positives on the planted corpus and eight held-out sets.
+"""Secret-detection recall and false positives on the planted corpus and nine held-out sets.
 
 Run ``python -m benchmarks.secrets_bench``; prints the README tables (Markdown). Each held-out
 set was written before the detector was tuned for it; once looked at, a set becomes a tuning
@@ -20,6 +20,7 @@ from benchmarks.secret_holdout5_corpus import HOLDOUT5_HARMLESS, HOLDOUT5_SECRET
 from benchmarks.secret_holdout6_corpus import HOLDOUT6_HARMLESS, HOLDOUT6_SECRETS
 from benchmarks.secret_holdout7_corpus import HOLDOUT7_HARMLESS, HOLDOUT7_SECRETS
 from benchmarks.secret_holdout8_corpus import HOLDOUT8_HARMLESS, HOLDOUT8_SECRETS
+from benchmarks.secret_holdout9_corpus import HOLDOUT9_HARMLESS, HOLDOUT9_SECRETS
 from llama_kb.ingest.guards.secrets import SecretScanner
 
 
@@ -57,6 +58,7 @@ SETS: tuple[tuple[str, tuple[Case, ...], tuple[Case, ...]], ...] = (
     ("held-out 6 (stop 25; tuned on it in round 7)", HOLDOUT6_SECRETS, HOLDOUT6_HARMLESS),
     ("held-out 7 (stop 26; tuned on it in round 8)", HOLDOUT7_SECRETS, HOLDOUT7_HARMLESS),
     ("held-out 8 (stop 27; tuned on it in round 9)", HOLDOUT8_SECRETS, HOLDOUT8_HARMLESS),
+    ("held-out 9 (stop 28; never tuned on)", HOLDOUT9_SECRETS, HOLDOUT9_HARMLESS),
 )
 
 

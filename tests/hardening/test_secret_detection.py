@@ -18,6 +18,7 @@ from benchmarks.secret_holdout5_corpus import HOLDOUT5_HARMLESS, HOLDOUT5_SECRET
 from benchmarks.secret_holdout6_corpus import HOLDOUT6_HARMLESS, HOLDOUT6_SECRETS
 from benchmarks.secret_holdout7_corpus import HOLDOUT7_HARMLESS, HOLDOUT7_SECRETS
 from benchmarks.secret_holdout8_corpus import HOLDOUT8_HARMLESS, HOLDOUT8_SECRETS
+from benchmarks.secret_holdout9_corpus import HOLDOUT9_HARMLESS, HOLDOUT9_SECRETS
 from benchmarks.secrets_bench import evaluate
 from llama_kb import KnowledgeBase
 from llama_kb.config import KBConfig, SecretsConfig
@@ -99,6 +100,15 @@ def test_eighth_held_out_set() -> None:
     result = evaluate(secrets=HOLDOUT8_SECRETS, harmless=HOLDOUT8_HARMLESS)
     assert result["found"] == len(HOLDOUT8_SECRETS), [c.kind for c in result["missed"]]  # type: ignore[attr-defined]
     assert result["false_positives"] == 0, [c.text for c in result["flagged"]]  # type: ignore[attr-defined]
+
+
+def test_ninth_held_out_set_never_tuned_on() -> None:
+    """Written without reading the detector, measured once at stop 28 on the round-9 detector:
+    114/130 found (87.7 %, the 95 % target not met), 4/105 flagged (3.8 %). Floors only: a
+    change to the detector must not lose what it found or flag more."""
+    assert len(HOLDOUT9_SECRETS) >= 120 and len(HOLDOUT9_HARMLESS) >= 100
+    result = evaluate(secrets=HOLDOUT9_SECRETS, harmless=HOLDOUT9_HARMLESS)
+    assert result["found"] >= 114 and result["false_positives"] <= 4
 
 
 @pytest.mark.parametrize("case", SECRETS, ids=[f"{i}-{c.kind}" for i, c in enumerate(SECRETS)])
