@@ -138,10 +138,14 @@ class SearchIndex(Protocol):
 class LexicalPruning:
     """Which query words a lexical search scores: a word found in more than ``common_share``
     of the chunks weighs little in BM25 and its posting list costs the most, so it is
-    skipped; the ``keep_rarest`` rarest words are always kept (1.0: every word is kept)."""
+    skipped; the ``keep_rarest`` rarest words are always kept (1.0: every word is kept).
+    Then, rarest first, words are kept while their chunk counts sum to at most
+    ``postings_budget``: the cost of a query stays bounded as the corpus grows, and only the
+    commonest (lowest-weighted) of its words are left out."""
 
     common_share = 0.1
     keep_rarest = 2
+    postings_budget = 20_000
 
     def ceiling(self, chunks: int) -> float:
         """The most chunks a word may be found in and still be scored."""
@@ -153,8 +157,15 @@ class LexicalPruning:
         if self.common_share >= 1.0:
             return list(words)
         ceiling = self.ceiling(chunks)
-        rarest = sorted(words, key=lambda w: (df[w], w))[: self.keep_rarest]
-        return [w for w in words if df[w] <= ceiling or w in rarest]
+        by_rarity = sorted(words, key=lambda w: (df[w], w))
+        kept = set(by_rarity[: self.keep_rarest])
+        postings = sum(df[w] for w in kept)
+        for word in by_rarity[self.keep_rarest :]:
+            postings += df[word]
+            if df[word] > ceiling or postings > self.postings_budget:
+                break
+            kept.add(word)
+        return [w for w in words if w in kept]
 
 
 def restricted(index: SearchIndex, visible: frozenset[str]) -> SearchIndex:

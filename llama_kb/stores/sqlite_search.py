@@ -130,11 +130,21 @@ class SQLiteSearchIndex(LexicalPruning):
             return self._scoped_lexical(words, k, where, params)
         words = self._informative(words)
         match = " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
-        sql = (
-            "SELECT n.uri, -bm25(chunk_fts) FROM chunk_fts "
-            "JOIN nodes n ON n.rowid = chunk_fts.rowid "
-            f"WHERE chunk_fts MATCH ?{where} ORDER BY bm25(chunk_fts), n.uri LIMIT ?"
-        )
+        if where:  # the filters read the node row of every match
+            sql = (
+                "SELECT n.uri, -bm25(chunk_fts) FROM chunk_fts "
+                "JOIN nodes n ON n.rowid = chunk_fts.rowid "
+                f"WHERE chunk_fts MATCH ?{where} ORDER BY bm25(chunk_fts), n.uri LIMIT ?"
+            )
+        else:  # only the best 2k are joined to their node rows (ties at the cut by uri
+            # as above unless more than k chunks tie there)
+            sql = (
+                "SELECT n.uri, s.score FROM (SELECT rowid, -bm25(chunk_fts) AS score "
+                "FROM chunk_fts WHERE chunk_fts MATCH ? ORDER BY bm25(chunk_fts), rowid "
+                "LIMIT ?) s JOIN nodes n ON n.rowid = s.rowid ORDER BY s.score DESC, n.uri "
+                "LIMIT ?"
+            )
+            params = [2 * k]
         with self._db.read() as conn:
             rows = conn.execute(sql, [match, *params, k]).fetchall()
         return [(uri, float(score)) for uri, score in rows]

@@ -9,6 +9,7 @@ from pathlib import Path
 from llama_index.core.graph_stores.types import ChunkNode
 
 from llama_kb import graph_model as gm
+from llama_kb.stores.search import LexicalPruning
 from llama_kb.stores.sqlite_graph import SQLitePropertyGraphStore
 
 
@@ -75,3 +76,31 @@ def test_name_neighbourhood_of_a_hub_is_capped(tmp_path: Path) -> None:
 
             costs[degree] = vm_steps(store, run)
     assert costs[10_000] <= 2 * costs[300] + 50
+
+
+def test_lexical_words_are_kept_rarest_first_within_the_postings_budget() -> None:
+    pruning = LexicalPruning()
+    df = {"rare": 5, "odd": 50, "usual": 15_000, "plain": 9_000, "common": 20_000}
+    words = list(df)
+    # 100k chunks: "common" is over 10 % of them; the budget (20,000 postings) then takes
+    # rare + odd + plain, and "usual" would pass it
+    assert pruning.informative(words, df, 100_000) == ["rare", "odd", "plain"]
+    # the two rarest are kept whatever they cost
+    assert pruning.informative(["usual", "common"], df, 100_000) == ["usual", "common"]
+    small = {w: n // 100 for w, n in df.items()}  # a hundredth of the counts: all fit
+    assert pruning.informative(words, small, 10_000) == words
+
+
+def test_lexical_top_k_breaks_ties_by_id_with_or_without_filters(tmp_path: Path) -> None:
+    with SQLitePropertyGraphStore(tmp_path / "g.sqlite") as store:
+        store.upsert_nodes(
+            [ChunkNode(text="quasar " + "filler " * (i % 3), id_=f"c{i:04d}", label=gm.CHUNK,
+                       properties={"doc_id": "d"}) for i in range(3_000)]
+        )  # fmt: skip
+        index = store.search_index
+        best = index.lexical(["quasar"], 5)
+        # the shortest texts score best; among those equal ones, the smallest ids
+        assert [c for c, _ in best] == ["c0000", "c0003", "c0006", "c0009", "c0012"]
+        assert len({s for _, s in best}) == 1
+        with_filter = index.lexical(["quasar"], 5, {"doc_id": "d"})
+        assert [c for c, _ in with_filter] == [c for c, _ in best]
