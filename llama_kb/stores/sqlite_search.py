@@ -136,6 +136,7 @@ class SQLiteSearchIndex(LexicalPruning):
                 "JOIN nodes n ON n.rowid = chunk_fts.rowid "
                 f"WHERE chunk_fts MATCH ?{where} ORDER BY bm25(chunk_fts), n.uri LIMIT ?"
             )
+            args = [match, *params, k]
         else:  # only the best 2k are joined to their node rows (ties at the cut by uri
             # as above unless more than k chunks tie there)
             sql = (
@@ -144,9 +145,9 @@ class SQLiteSearchIndex(LexicalPruning):
                 "LIMIT ?) s JOIN nodes n ON n.rowid = s.rowid ORDER BY s.score DESC, n.uri "
                 "LIMIT ?"
             )
-            params = [2 * k]
+            args = [match, 2 * k, k]
         with self._db.read() as conn:
-            rows = conn.execute(sql, [match, *params, k]).fetchall()
+            rows = conn.execute(sql, args).fetchall()
         return [(uri, float(score)) for uri, score in rows]
 
     def _scoped_lexical(
