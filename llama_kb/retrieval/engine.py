@@ -55,6 +55,7 @@ from llama_kb.retrieval.rerank import Reranker
 from llama_kb.stores.chroma_vector import ChromaChunkStore
 from llama_kb.stores.graph import KBGraphStore
 from llama_kb.stores.phrase_vectors import PhraseVectors
+from llama_kb.stores.query_scope import one_query
 from llama_kb.stores.search import SearchIndex, restricted
 from llama_kb.types import Route, SearchHit
 
@@ -142,12 +143,13 @@ class ContextEngine:
             QueryError: Empty query or invalid options.
             BackendError: A backend failed and ``strict`` is set.
         """
-        plan = self._plan(query, options)
-        if plan.cached is not None:
-            return self._from_cache(plan)
-        if plan.empty:
-            return self._empty(plan)
-        return self._finish(plan, *self._search(plan))
+        with one_query():
+            plan = self._plan(query, options)
+            if plan.cached is not None:
+                return self._from_cache(plan)
+            if plan.empty:
+                return self._empty(plan)
+            return self._finish(plan, *self._search(plan))
 
     def retrieve_many(self, queries: Sequence[str], **options: Any) -> list[FusedContext]:
         """:meth:`retrieve` for several queries, embedding them in one batch.
@@ -160,31 +162,32 @@ class ContextEngine:
         vectors = batch(texts) if callable(batch) else [None] * len(texts)
         results = []
         for text, vector in zip(texts, vectors, strict=True):
-            plan = self._plan(text, options)
-            if plan.cached is not None:
-                results.append(self._from_cache(plan))
-                continue
-            if plan.empty:
-                results.append(self._empty(plan))
-                continue
-            plan.query_vector = None if vector is None else list(vector)
-            results.append(self._finish(plan, *self._search(plan)))
+            with one_query():
+                plan = self._plan(text, options)
+                if plan.cached is not None:
+                    results.append(self._from_cache(plan))
+                elif plan.empty:
+                    results.append(self._empty(plan))
+                else:
+                    plan.query_vector = None if vector is None else list(vector)
+                    results.append(self._finish(plan, *self._search(plan)))
         return results
 
     @observe.span
     async def aretrieve(self, query: str, **options: Any) -> FusedContext:
         """Async :meth:`retrieve`: vector and graph work run concurrently in threads."""
-        plan = await asyncio.to_thread(self._plan, query, options)
-        if plan.cached is not None:
-            return self._from_cache(plan)
-        if plan.empty:
-            return self._empty(plan)
-        dense, lexical, facts = await asyncio.gather(
-            asyncio.to_thread(self._dense, plan),
-            asyncio.to_thread(self._lexical, plan),
-            asyncio.to_thread(self._facts, plan, plan.entity_ids),
-        )
-        return await asyncio.to_thread(self._finish, plan, dense, lexical, facts)
+        with one_query():  # the threads below run in copies of this context
+            plan = await asyncio.to_thread(self._plan, query, options)
+            if plan.cached is not None:
+                return self._from_cache(plan)
+            if plan.empty:
+                return self._empty(plan)
+            dense, lexical, facts = await asyncio.gather(
+                asyncio.to_thread(self._dense, plan),
+                asyncio.to_thread(self._lexical, plan),
+                asyncio.to_thread(self._facts, plan, plan.entity_ids),
+            )
+            return await asyncio.to_thread(self._finish, plan, dense, lexical, facts)
 
     # -- steps ------------------------------------------------------------------------
 

@@ -56,6 +56,7 @@ def rank_semantic(
         mask = view.mask(plan.options.filters)
         plan.parts = debug.ScoreParts.semantic(view, parts, fused, mask, depth, best)
     order = sorted(fused, key=lambda c: (-fused[c], c))[:keep]
+    fetch_missing(view, dense, order)
     return [make_hit(view, dense, c, fused[c], ranks[c]) for c in order]
 
 
@@ -132,6 +133,7 @@ def rank_graph(
     lexical_rank = {c: i for i, (c, _) in enumerate(lexical, 1)}
     by_walk = sorted(walk, key=lambda c: (-walk[c], c))[: len(order) * 4]
     graph_rank = {c: i for i, c in enumerate(by_walk, 1)}
+    fetch_missing(view, dense, [view.chunk_ids[row] for row in order])
     hits = []
     for row in order:
         chunk_id = view.chunk_ids[row]
@@ -167,6 +169,12 @@ def lexical_scores(view: Candidates, lexical: Lexical) -> np.ndarray:
         if row is not None:
             scores[row] = score
     return scores
+
+
+def fetch_missing(view: Candidates, dense: Sequence[SearchHit], chunk_ids: Sequence[str]) -> None:
+    """Read in one batch the records of the ``chunk_ids`` no dense hit carries."""
+    carried = {h.chunk_id for h in dense}
+    view.fetch(c for c in chunk_ids if c not in carried)
 
 
 def make_hit(

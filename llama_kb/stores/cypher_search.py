@@ -30,6 +30,7 @@ from llama_kb.stores._cypher_search_props import (
     word_token,
 )
 from llama_kb.stores._cypher_search_stats import ACCESS_LABEL, NAME_STAT_LABEL, NOT_FIELDS
+from llama_kb.stores.query_scope import once
 from llama_kb.stores.search import Filters, LexicalPruning, NameForm, NameStats
 
 if TYPE_CHECKING:
@@ -93,10 +94,16 @@ class CypherSearchIndex(LexicalPruning):
         )
 
     def _access_rows(self, everything: bool = False) -> list[list[Any]]:
-        where = "" if self.visible is None or everything else " WHERE s.access IN $visible"
+        """``[access, chunks, tokens, relations, fields]`` per access key (read once per
+        query, :mod:`.query_scope`); only the visible keys unless ``everything``."""
+        rows = once((id(self._store), "search counts"), self._read_access_rows)
+        if self.visible is None or everything:
+            return rows
+        return [r for r in rows if r[0] in self.visible]
+
+    def _read_access_rows(self) -> list[list[Any]]:
         return self._query(
-            f"MATCH (s:{ACCESS_LABEL}){where} RETURN s.access, s.chunks, s.tokens, "
-            "s.relations, s.fields",
+            f"MATCH (s:{ACCESS_LABEL}) RETURN s.access, s.chunks, s.tokens, s.relations, s.fields",
             {},
             "read search counts",
         )
@@ -124,10 +131,13 @@ class CypherSearchIndex(LexicalPruning):
     def has_relations_besides(self, types: Collection[str]) -> bool:
         """Whether a relation type outside ``types`` is in the graph's schema (whatever the
         view; a type whose relations were all deleted may still count: ``True`` is safe)."""
-        rows = self._query(
-            "CALL db.relationshipTypes() YIELD relationshipType RETURN relationshipType",
-            {},
-            "read relation types",
+        rows = once(
+            (id(self._store), "relation types"),
+            lambda: self._query(
+                "CALL db.relationshipTypes() YIELD relationshipType RETURN relationshipType",
+                {},
+                "read relation types",
+            ),
         )
         return any(str(r[0]) not in types for r in rows)
 

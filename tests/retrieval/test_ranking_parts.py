@@ -5,8 +5,10 @@ from __future__ import annotations
 import numpy as np
 
 from llama_kb.names import NameMatcher, aliases, fold, name_key
-from llama_kb.retrieval.index import top_rows
+from llama_kb.retrieval.index import Candidates, top_rows
 from llama_kb.retrieval.lexical import BM25Index, lexical_tokens
+from llama_kb.retrieval.ranking import fetch_missing, make_hit
+from llama_kb.types import SearchHit
 
 
 def matcher(*names: str) -> NameMatcher:
@@ -85,3 +87,22 @@ def test_fuzzy_linker_preselects_by_trigrams_and_links_by_embedding(embedding, t
             ("Vector Indexr", "Vector Indexer"),
         ]
         assert linker.link(["Completely Unrelated"], index) == []
+
+
+def test_passages_without_a_dense_hit_have_their_records_read_in_one_batch() -> None:
+    class Records:
+        def __init__(self) -> None:
+            self.asked: list[list[str]] = []
+
+        def chunk_records(self, ids: list[str]) -> dict[str, tuple[str, dict[str, str]]]:
+            self.asked.append(list(ids))
+            return {c: (f"text of {c}", {"doc_id": f"doc-{c}"}) for c in ids}
+
+    store = Records()
+    view = Candidates(store, ("a", "b", "c", "d"))  # type: ignore[arg-type]
+    dense = [SearchHit("b", "doc-b", "dense text", 0.9, {"doc_id": "doc-b"})]
+    fetch_missing(view, dense, ["a", "b", "c"])
+    hits = [make_hit(view, dense, c, 0.5, {}) for c in ("a", "b", "c")]
+    assert store.asked == [["a", "c"]]
+    assert [h.text for h in hits] == ["text of a", "dense text", "text of c"]
+    assert [h.doc_id for h in hits] == ["doc-a", "doc-b", "doc-c"]

@@ -22,6 +22,7 @@ from llama_kb import KBConfig, KnowledgeBase
 from llama_kb import graph_model as gm
 from llama_kb.names import fold
 from llama_kb.stores.graph import KBGraphStore
+from llama_kb.stores.query_scope import one_query
 from llama_kb.stores.search import SearchIndex
 from llama_kb.stores.sqlite_graph import SQLitePropertyGraphStore
 
@@ -298,3 +299,29 @@ def test_a_knowledge_base_on_falkordb_retrieves_what_it_does_on_sqlite(twin_kbs,
     assert {(f.subject, f.predicate, f.object) for f in got.structured_facts} == {
         (f.subject, f.predicate, f.object) for f in want.structured_facts
     }
+
+
+def test_one_query_reads_the_stored_counts_once_and_sees_a_write_in_the_next(stores) -> None:
+    _, falkor = stores
+    index = falkor.search_index
+    sent: list[str] = []
+    query = falkor._query
+
+    def counting(cypher: str, params: dict | None = None, **kwargs: object) -> list:
+        sent.append(str(kwargs["action"]))
+        return query(cypher, params, **kwargs)
+
+    falkor._query = counting  # type: ignore[method-assign]
+    bob = index.scoped(frozenset({"public", "user:bob"}))
+    with one_query():
+        before = (index.chunk_count(), bob.chunk_count(), index.access_keys())
+        bob.lexical(["falcon"], 5)
+    assert sent.count("read search counts") == 1
+    assert before == (150, 150, frozenset({"public", "user:bob"}))
+    assert index.scoped(PUBLIC_ONLY).chunk_count() == 60
+    assert index.chunk_count() == 150
+    assert sent.count("read search counts") == 3  # outside a query, each call reads
+    late = ChunkNode(text="falcon", id_="late", properties={"doc_id": "late", "access": "public"})
+    falkor.upsert_nodes([late])
+    with one_query():
+        assert index.scoped(PUBLIC_ONLY).chunk_count() == 61
