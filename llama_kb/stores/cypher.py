@@ -61,6 +61,7 @@ from llama_kb.stores._cypher_search_stats import (
     chunk_deltas,
     relation_deltas,
 )
+from llama_kb.stores._word_counts import WordCounts
 from llama_kb.stores.cypher_search import CypherSearchIndex
 
 __all__ = [
@@ -100,7 +101,9 @@ class CypherGraphStoreMixin(CypherReads):
     @property
     def search_index(self) -> CypherSearchIndex:
         """Bounded lookups for retrieval (full-text, names, neighbourhoods, facts)."""
-        return CypherSearchIndex(self)
+        if getattr(self, "_word_counts", None) is None:
+            self._word_counts = WordCounts()  # shared by every index of this store
+        return CypherSearchIndex(self, word_counts=self._word_counts)
 
     # -- KBGraphStore: writes ---------------------------------------------------------
 

@@ -30,6 +30,7 @@ from llama_kb.stores._cypher_search_props import (
     word_token,
 )
 from llama_kb.stores._cypher_search_stats import ACCESS_LABEL, NAME_STAT_LABEL, NOT_FIELDS
+from llama_kb.stores._word_counts import WordCounts
 from llama_kb.stores.query_scope import once
 from llama_kb.stores.search import Filters, LexicalPruning, NameForm, NameStats
 
@@ -50,11 +51,18 @@ class CypherSearchIndex(LexicalPruning):
         store: The graph store (its query runner and dialect).
         visible: Only records with these access keys (and names reached through them);
             ``None``: everything.
+        word_counts: Lexical statistics of earlier queries, shared by the views of one store.
     """
 
-    def __init__(self, store: CypherReads, visible: frozenset[str] | None = None) -> None:
+    def __init__(
+        self,
+        store: CypherReads,
+        visible: frozenset[str] | None = None,
+        word_counts: WordCounts | None = None,
+    ) -> None:
         self._store = store
         self.visible = visible
+        self._word_counts = word_counts if word_counts is not None else WordCounts()
         self._keys = sorted(visible) if visible is not None else []
         self._search: SearchDialect = (
             NEO4J_SEARCH if store.dialect.name == "neo4j" else FALKORDB_SEARCH
@@ -122,7 +130,7 @@ class CypherSearchIndex(LexicalPruning):
 
     def scoped(self, visible: frozenset[str] | None) -> CypherSearchIndex:
         """This index restricted to records with access keys in ``visible``."""
-        return CypherSearchIndex(self._store, visible)
+        return CypherSearchIndex(self._store, visible, self._word_counts)
 
     def chunk_count(self) -> int:
         """Number of stored (visible) chunks (a stored count)."""
@@ -199,17 +207,26 @@ class CypherSearchIndex(LexicalPruning):
         """Visible chunks holding each word, counted up to ``cap``.
 
         One query per word: FalkorDB 4.16 does not reset a ``LIMIT`` inside a ``CALL {}``
-        subquery between the rows that call it, so the words cannot share one query.
+        subquery between the rows that call it, so the words cannot share one query. A word
+        counted before at the store's current revision is not asked again.
         """
         limit = "" if cap is None else " WITH n LIMIT $cap"
         counted = (
             f"{self._search.chunk_text} WITH node AS n WHERE true{self._only('n')}{limit} "
             "RETURN count(n)"
         )
+        revision = once((id(self._store), "revision"), lambda: self._store.revision)
+        view = None if self.visible is None else tuple(self._keys)
         found: dict[str, int] = {}
         for word in words:
-            rows = self._query(counted, {"q": word_token(word), "cap": cap}, "lexical statistics")
-            found[word] = int(rows[0][0]) if rows else 0
+            key = (revision, view, cap, word)
+            count = self._word_counts.get(key)
+            if count is None:
+                params = {"q": word_token(word), "cap": cap}
+                rows = self._query(counted, params, "lexical statistics")
+                count = int(rows[0][0]) if rows else 0
+                self._word_counts.put(key, count)
+            found[word] = count
         return found
 
     def phrase_chunks(self, phrases: Sequence[str], batch: int = 200) -> set[str]:

@@ -325,3 +325,27 @@ def test_one_query_reads_the_stored_counts_once_and_sees_a_write_in_the_next(sto
     falkor.upsert_nodes([late])
     with one_query():
         assert index.scoped(PUBLIC_ONLY).chunk_count() == 61
+
+
+def test_word_counts_are_asked_once_per_revision_and_again_after_a_write(stores) -> None:
+    sqlite, falkor = stores
+    sent: list[str] = []
+    query = falkor._query
+
+    def counting(cypher: str, params: dict | None = None, **kwargs: object) -> list:
+        sent.append(str(kwargs["action"]))
+        return query(cypher, params, **kwargs)
+
+    falkor._query = counting  # type: ignore[method-assign]
+    terms = ["quasar", "falcon", "heron"]
+    first = falkor.search_index.lexical(terms, 10)
+    asked = sent.count("lexical statistics")
+    again = falkor.search_index.scoped(None).lexical(terms, 10)
+    assert again == first and asked >= len(terms)
+    assert sent.count("lexical statistics") == asked  # another index of the same store
+    rare = ChunkNode(text="quasar quasar heron", id_="q-1", properties={"doc_id": "q"})
+    for store in (sqlite, falkor):
+        store.upsert_nodes([rare])
+    after = falkor.search_index.lexical(terms, 10)
+    assert sent.count("lexical statistics") > asked
+    assert after == sqlite.search_index.lexical(terms, 10) and after[0][0] == "q-1"
