@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import copy
 import json
-import threading
-from collections import OrderedDict
 from collections.abc import Hashable
 
 from llama_kb.config import QueryOptions
+from llama_kb.lru import LRU
 from llama_kb.retrieval.payload import FusedContext
 
 
@@ -35,31 +34,27 @@ class QueryCache:
     """
 
     def __init__(self, size: int = 256) -> None:
-        self.size = size
-        self._entries: OrderedDict[Hashable, FusedContext] = OrderedDict()
-        self._lock = threading.Lock()
+        self._entries: LRU[FusedContext] = LRU(size)
+
+    @property
+    def size(self) -> int:
+        """Most results kept."""
+        return self._entries.size
+
+    @size.setter
+    def size(self, value: int) -> None:
+        self._entries.size = value
 
     def get(self, key: Hashable) -> FusedContext | None:
         """A copy of the cached result, or ``None``."""
-        with self._lock:
-            found = self._entries.get(key)
-            if found is None:
-                return None
-            self._entries.move_to_end(key)
-        return copy.deepcopy(found)
+        found = self._entries.get(key)
+        return None if found is None else copy.deepcopy(found)
 
     def put(self, key: Hashable, context: FusedContext) -> None:
         """Keep a copy of ``context`` (dropping the least recently used beyond ``size``)."""
-        if self.size <= 0:
-            return
-        kept = copy.deepcopy(context)
-        with self._lock:
-            self._entries[key] = kept
-            self._entries.move_to_end(key)
-            while len(self._entries) > self.size:
-                self._entries.popitem(last=False)
+        if self.size > 0:
+            self._entries.put(key, copy.deepcopy(context))
 
     def clear(self) -> None:
         """Forget every entry."""
-        with self._lock:
-            self._entries.clear()
+        self._entries.clear()

@@ -37,6 +37,7 @@ from typing import Any
 from llama_index.core.graph_stores.types import ChunkNode, EntityNode, LabelledNode, Relation
 
 from llama_kb import graph_model as gm
+from llama_kb.lru import LRU
 from llama_kb.stores._cypher_base import (
     CHUNK_LABEL,
     ENTITY_LABEL,
@@ -61,8 +62,7 @@ from llama_kb.stores._cypher_search_stats import (
     chunk_deltas,
     relation_deltas,
 )
-from llama_kb.stores._word_counts import WordCounts
-from llama_kb.stores.cypher_search import CypherSearchIndex
+from llama_kb.stores.cypher_search import WORD_COUNTS, CypherSearchIndex
 
 __all__ = [
     "CHUNK_LABEL",
@@ -102,7 +102,7 @@ class CypherGraphStoreMixin(CypherReads):
     def search_index(self) -> CypherSearchIndex:
         """Bounded lookups for retrieval (full-text, names, neighbourhoods, facts)."""
         if getattr(self, "_word_counts", None) is None:
-            self._word_counts = WordCounts()  # shared by every index of this store
+            self._word_counts = LRU[int](WORD_COUNTS)  # shared by every index of this store
         return CypherSearchIndex(self, word_counts=self._word_counts)
 
     # -- KBGraphStore: writes ---------------------------------------------------------

@@ -17,6 +17,7 @@ from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, Any
 
 from llama_kb.access import PUBLIC
+from llama_kb.lru import LRU
 from llama_kb.names import name_key
 from llama_kb.stores import _sqlite_bm25 as bm25
 from llama_kb.stores._cypher_base import CHUNK_LABEL, ENTITY_LABEL, IDENTIFIER, kb_label
@@ -30,7 +31,6 @@ from llama_kb.stores._cypher_search_props import (
     word_token,
 )
 from llama_kb.stores._cypher_search_stats import ACCESS_LABEL, NAME_STAT_LABEL, NOT_FIELDS
-from llama_kb.stores._word_counts import WordCounts
 from llama_kb.stores.query_scope import once
 from llama_kb.stores.search import Filters, LexicalPruning, NameForm, NameStats
 
@@ -42,6 +42,9 @@ _ACCESS = f"coalesce({{row}}.access, '{PUBLIC}')"
 _FACT_KEYS = ("subject", "predicate", "object", "chunk_id", "doc_id", "evidence", "extractor")
 _FACT_RETURN = "n.id, " + ", ".join(f"n.{k}" for k in _FACT_KEYS)
 _BATCH = 500
+WORD_COUNTS = 50_000
+"""Query words whose chunk counts a store keeps, per revision and view (least recently used
+first out): a word counted at the current revision is not asked again."""
 
 
 class CypherSearchIndex(LexicalPruning):
@@ -58,11 +61,11 @@ class CypherSearchIndex(LexicalPruning):
         self,
         store: CypherReads,
         visible: frozenset[str] | None = None,
-        word_counts: WordCounts | None = None,
+        word_counts: LRU[int] | None = None,
     ) -> None:
         self._store = store
         self.visible = visible
-        self._word_counts = word_counts if word_counts is not None else WordCounts()
+        self._word_counts = word_counts if word_counts is not None else LRU(WORD_COUNTS)
         self._keys = sorted(visible) if visible is not None else []
         self._search: SearchDialect = (
             NEO4J_SEARCH if store.dialect.name == "neo4j" else FALKORDB_SEARCH
