@@ -67,6 +67,7 @@ class CypherSearchIndex(LexicalPruning):
         self.visible = visible
         self._word_counts = word_counts if word_counts is not None else LRU(WORD_COUNTS)
         self._keys = sorted(visible) if visible is not None else []
+        self._view = None if visible is None else tuple(self._keys)
         self._search: SearchDialect = (
             NEO4J_SEARCH if store.dialect.name == "neo4j" else FALKORDB_SEARCH
         )
@@ -219,10 +220,9 @@ class CypherSearchIndex(LexicalPruning):
             "RETURN count(n)"
         )
         revision = once((id(self._store), "revision"), lambda: self._store.revision)
-        view = None if self.visible is None else tuple(self._keys)
         found: dict[str, int] = {}
         for word in words:
-            key = (revision, view, cap, word)
+            key = (revision, self._view, cap, word)
             count = self._word_counts.get(key)
             if count is None:
                 params = {"q": word_token(word), "cap": cap}
@@ -342,16 +342,24 @@ class CypherSearchIndex(LexicalPruning):
         return found
 
     def name_stats(self, name_ids: Sequence[str]) -> dict[str, NameStats]:
-        """Name id -> chunks that belong to / mention it (stored counts, per access key)."""
-        where = "" if self.visible is None else " WHERE s.access IN $visible"
-        rows = self._each(
-            f"UNWIND $ids AS i MATCH (s:{NAME_STAT_LABEL} {{node: i}}){where} "
-            "WITH i, sum(s.titles) AS t, sum(s.mentions) AS m, sum(s.edges) AS e "
-            "WHERE e > 0 RETURN i, t, m",
-            name_ids,
-            "read name counts",
+        """Name id -> chunks that belong to / mention it (stored counts, per access key;
+        within one query each name is read once, :mod:`.query_scope`)."""
+        known: dict[str, NameStats | None] = once(
+            (id(self._store), "name counts", self._view), dict
         )
-        return {str(i): NameStats(int(t), int(m)) for i, t, m in rows}
+        missing = [n for n in dict.fromkeys(name_ids) if n not in known]
+        if missing:
+            where = "" if self.visible is None else " WHERE s.access IN $visible"
+            rows = self._each(
+                f"UNWIND $ids AS i MATCH (s:{NAME_STAT_LABEL} {{node: i}}){where} "
+                "WITH i, sum(s.titles) AS t, sum(s.mentions) AS m, sum(s.edges) AS e "
+                "WHERE e > 0 RETURN i, t, m",
+                missing,
+                "read name counts",
+            )
+            found = {str(i): NameStats(int(t), int(m)) for i, t, m in rows}
+            known.update((n, found.get(n)) for n in missing)
+        return {n: stats for n in dict.fromkeys(name_ids) if (stats := known[n]) is not None}
 
     def chunk_records(self, chunk_ids: Sequence[str]) -> dict[str, tuple[str, dict[str, Any]]]:
         """Chunk id -> ``(text, metadata)``."""

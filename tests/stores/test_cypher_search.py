@@ -316,7 +316,12 @@ def test_one_query_reads_the_stored_counts_once_and_sees_a_write_in_the_next(sto
     with one_query():
         before = (index.chunk_count(), bob.chunk_count(), index.access_keys())
         bob.lexical(["falcon"], 5)
+        names = ["entity:falcon", "entity:heron-robot", "nothing"]
+        stats = [bob.name_stats(names), bob.name_stats(names[:1]), index.name_stats(names)]
     assert sent.count("read search counts") == 1
+    assert sent.count("read name counts") == 2  # once per view
+    assert stats[1] == {"entity:falcon": stats[0]["entity:falcon"]}
+    assert stats[0] == stats[2] and set(stats[0]) == {"entity:falcon", "entity:heron-robot"}
     assert before == (150, 150, frozenset({"public", "user:bob"}))
     assert index.scoped(PUBLIC_ONLY).chunk_count() == 60
     assert index.chunk_count() == 150
