@@ -144,7 +144,7 @@ class ContextEngine:
             BackendError: A backend failed and ``strict`` is set.
         """
         with one_query():
-            plan = self._plan(query, options)
+            plan = self._plan(query, options, dense_first=True)
             if plan.cached is not None:
                 return self._from_cache(plan)
             if plan.empty:
@@ -209,7 +209,9 @@ class ContextEngine:
             raise QueryError("this knowledge base requires a principal: pass principal=...")
         return principal
 
-    def _plan(self, query: str, options: dict[str, Any]) -> QueryPlan:
+    def _plan(self, query: str, options: dict[str, Any], dense_first: bool = False) -> QueryPlan:
+        """Open the query: its index view (or its cached result), linked names and route.
+        With ``dense_first`` the dense step starts in a thread before linking."""
         options = dict(options)
         principal = self._principal(options.pop("principal", None))
         plan = QueryPlan(
@@ -248,6 +250,8 @@ class ContextEngine:
         plan.trace["index_ms"] = _ms(started)
         plan.stages.add("index", started, out=chunks)
         plan.empty = plan.view is not None and not chunks
+        if dense_first and not plan.empty:
+            plan.dense = Pending(self._dense, plan)
         started = time.perf_counter()
         if plan.view is not None and chunks:
             linked = link_query(plan.query, plan.view, self._fuzzy, partial(self._degrade, plan))
@@ -286,7 +290,7 @@ class ContextEngine:
         self, plan: QueryPlan
     ) -> tuple[list[SearchHit], list[tuple[str, float]], list[Fact]]:
         """Dense hits (in a thread), lexical hits and traversed facts of ``plan``."""
-        dense = Pending(self._dense, plan)
+        dense = plan.dense or Pending(self._dense, plan)
         lexical = self._lexical(plan)
         facts = self._facts(plan, plan.entity_ids)
         return dense.result(), lexical, facts

@@ -10,8 +10,10 @@ from llama_kb.access import Principal
 from llama_kb.config import QueryOptions
 from llama_kb.retrieval import explain as debug
 from llama_kb.retrieval import trace as observe
+from llama_kb.retrieval.background import Pending
 from llama_kb.retrieval.index import Candidates
 from llama_kb.retrieval.payload import Classification, FusedContext
+from llama_kb.types import SearchHit
 
 
 @dataclass
@@ -37,6 +39,8 @@ class QueryPlan:
     linked_surfaces: list[str] = field(default_factory=list)
     """The query's words that linked ``entity_ids`` (as written in the query)."""
     query_vector: list[float] | None = None
+    dense: Pending[list[SearchHit]] | None = None
+    """The dense step, when it was started before linking (it needs only the query)."""
     classification: Classification | None = None
     trace: dict[str, Any] = field(default_factory=dict)
     degraded: list[str] = field(default_factory=list)

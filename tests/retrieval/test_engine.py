@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 
 import pytest
@@ -273,3 +274,27 @@ def test_misspelt_names_link_by_embedding_similarity(example_kb: KnowledgeBase, 
     exact = example_kb.retrieve("What does the Vector Indexer relate to?")
     assert [e["method"] for e in exact.trace["linked_entities"]] == ["name"]
     assert example_kb.retrieve("What does Zanzibar relate to?").trace["linked_entities"] == []
+
+
+def test_the_dense_step_starts_before_the_query_is_linked(example_kb, monkeypatch) -> None:
+    from llama_kb.retrieval import engine as engine_module
+
+    engine = example_kb.engine
+    engine.cache.clear()
+    dense_started = threading.Event()
+    seen: list[bool] = []
+    dense, link = engine._dense, engine_module.link_query
+
+    def recorded_dense(plan):
+        dense_started.set()
+        return dense(plan)
+
+    def waiting_link(*args, **kwargs):
+        seen.append(dense_started.wait(timeout=5))
+        return link(*args, **kwargs)
+
+    monkeypatch.setattr(engine, "_dense", recorded_dense)
+    monkeypatch.setattr(engine_module, "link_query", waiting_link)
+    context = example_kb.retrieve("Who directed the film about Lyon?", top_k=3)
+    assert seen == [True]
+    assert context.unstructured and context.trace["retrievers"]["vector"]["hits"] > 0
