@@ -55,7 +55,7 @@ _CJK_EDGES = re.compile(f"^[{_CJK}]+|[{_CJK}]+$")
 # A quoted string without spaces, or a run between separators (``&`` only before ``key=``).
 _TOKEN = re.compile(
     r"\"[^\"\s=:;,(){}\[\]<>]+\"|'[^'\s=:;,(){}\[\]<>]+'|`[^`\s=:;,(){}\[\]<>]+`|"
-    r"(?:[^\s'\"`,;()\[\]{}<>|&=:]|&(?![\w.-]+=))+"
+    r"(?:[^\s'\"`,;()\[\]{}<>|&=:]|&(?![\w.-]+=))+(?:=+(?=[\s)\]}>,;'\"]|$))?"
 )
 _QUOTES = "'\"`"
 _TOKEN_REST = re.compile(r"[^\s'\"`,;()\[\]{}<>|]*")
@@ -66,12 +66,14 @@ _NOT_ANSWER = frozenset(
     {"reference", "request", "order", "ticket", "number", "trace", "correlation", "case"}
     | {"transaction", "invoice", "tracking", "build", "version", "commit", "date", "time"}
 )
+_LABEL_WORD = re.compile(r"[^\W\d]+")
 # A chat line's time and speaker: ``[14:04] lea:``, ``<lea>``, ``lea:``
 _SPEAKER = re.compile(r"\s*(?:\[[\d:. APMapm]{3,12}\]\s*)?(?:<[\w.-]{1,32}>|[\w.-]{1,32}:)\s+")
 _KEY_AFTER = re.compile(r"['\"]?=(?!=)|['\"]:|(?<=['\"]):")  # key=, "key":, not a prose colon
 _TRAILING = ".!?:#*"
-# ``!`` or ``#`` right after a digit ends a password as people make them (a word, digits, ``!``)
-_PASSWORD_END = re.compile(r"\d[!#]+$")
+# Symbols right after a digit end a password as people make them (a word, digits, ``!``,
+# ``*``, ``=``): they belong to it unless the value is wrapped in emphasis (``**x1**``)
+_PASSWORD_END = re.compile(r"\d[!#*=$%&@+_-]+$")
 _LEADING = "*#"
 # Options that take a password: ``-p secret``, ``-P 'secret'``, ``/p:secret``, ``-psecret``.
 _FLAG = re.compile(r"(?<![\w-])(?:--?|/)[pP](?:[ \t]*[:=][ \t]*|[ \t]+)(?=[^\s-])")
@@ -201,7 +203,8 @@ def _answer(kind: str, number: int, text: str) -> Iterator[ContextFinding]:
     speaker = _SPEAKER.match(text)
     offset = speaker.end() if speaker else 0
     found = _value_after(text[offset : offset + _WINDOW_CHARS], WEAK, max_fillers=2)
-    label = identifier_words(text[: offset + found[0]]) if found else []
+    # whole words label a value; a name (``svc_build``, a user before ``/``) does not
+    label = [w.lower() for w in _LABEL_WORD.findall(text[: offset + found[0]])] if found else []
     if found and not NOT_SECRET.union(_NOT_ANSWER).intersection(label):
         yield ContextFinding(number, kind, offset + found[0], offset + found[1])
 
@@ -215,6 +218,8 @@ def _value_before(line: str, start: int, strength: int) -> tuple[int, int] | Non
         if KEY_BEFORE.search(line, 0, window + token.start()):
             return None  # the value of another key (``"iv": "...", "auth_tag"``)
         value = _unwrapped(token.group())
+        if value.endswith("="):  # a key right before the word names its value (``x=pg-auth``)
+            return None
         if strength + shape_score(value) - 1 >= THRESHOLD:
             start = window + token.start() + token.group().index(value)
             return start, start + len(value)
@@ -257,8 +262,9 @@ def _unwrapped(token: str) -> str:
     """The value in a token: no quotes, emphasis or closing punctuation; ``""`` for ``x...``."""
     if token.rstrip(_QUOTES).endswith(("...", "…")):
         return ""
-    value = _CJK_EDGES.sub("", token.strip(_QUOTES)).lstrip(_LEADING)
-    closed = value.rstrip(".?:*")
+    bare = _CJK_EDGES.sub("", token.strip(_QUOTES))
+    value = bare.lstrip(_LEADING)
+    closed = value.rstrip(".?:" if value == bare else ".?:*")
     return closed if _PASSWORD_END.search(closed) else value.rstrip(_TRAILING)
 
 

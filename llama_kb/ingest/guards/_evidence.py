@@ -68,6 +68,9 @@ _SHORT_TAIL = re.compile(r"\d[-._](?=[A-Za-z0-9]{1,3}$)[A-Za-z0-9]*[A-Za-z]")
 _MAX_LENGTH = 200  # longer values are blobs (certificates, encrypted data, images)
 # A relative path to a file (an S3 object key ``app/5026-stage.war``): base64 has no ``.``.
 _FILE_PATH = re.compile(r"^[\w.-]+(?:/[\w.-]+)+\.[A-Za-z][A-Za-z0-9]{0,5}$")
+# Upper and lower case, a digit and a separator at the end: a password made from a word
+# (names in code do not end in ``-`` or ``_`` after mixing cases and digits)
+_SEPARATOR_END = re.compile(r"^(?=.*\d)(?=.*[a-z])(?=.*[A-Z]).*[^\W_][-_.]+$")
 
 
 def entropy(value: str) -> float:
@@ -118,7 +121,7 @@ def is_name(value: str) -> bool:
     A random token breaks into short pieces (``aK9xQz`` into ``a K 9 x Qz``) or holds many
     groups of digits.
     """
-    if not _NAME.match(value):
+    if not _NAME.match(value) or _SEPARATOR_END.match(value):
         return False
     if any(len(p) <= 6 and _RANDOM_PIECE.match(p) for p in re.split(r"[-_./]", value)):
         return False

@@ -11,7 +11,14 @@ from __future__ import annotations
 
 import re
 
-from llama_kb.ingest.guards._languages import KEY_STEMS, PASSWORD_STEMS, PHRASES, TOKEN_STEMS
+from llama_kb.ingest.guards._languages import (
+    COMPOUND_STEMS,
+    CREDENTIAL_WORDS,
+    KEY_STEMS,
+    PASSWORD_STEMS,
+    PHRASES,
+    TOKEN_STEMS,
+)
 
 __all__ = [
     "KEY_BEFORE",
@@ -61,6 +68,7 @@ _STRONG_WORDS = {
     "apikey": "api_key",
     "authkey": "api_key",
     "wif": "key",  # a Bitcoin private key in wallet import format
+    **dict.fromkeys(CREDENTIAL_WORDS, "credential"),
 }
 # Compound words ending in one of these name a credential (``rootpw``, ``csrftoken``).
 _STRONG_SUFFIXES = (
@@ -139,7 +147,7 @@ _HINT_WORDS = re.compile(
     "|".join(
         sorted(
             {*_STRONG_WORDS, *_WEAK_WORDS, *(w for w, _ in _STRONG_SUFFIXES), *PASSWORD_STEMS}
-            | {*KEY_STEMS, *TOKEN_STEMS, "pass"}
+            | {*KEY_STEMS, *TOKEN_STEMS, *COMPOUND_STEMS, "pass"}
         )
     )
 )
@@ -214,9 +222,18 @@ def _strength(word: str) -> tuple[int, str]:
             return STRONG, named
     if (word.endswith("pass") and len(word) > 4) or (word.endswith("login") and len(word) > 5):
         return WEAK, "password"  # requirepass, sp_addlogin
+    if any(_inflected_end(word, stem) for stem in COMPOUND_STEMS):
+        return STRONG, "password"  # Initialkennwort, adminwachtwoord, pääkäyttäjänsalasana
     if word.endswith("key") and word[:-3] in {"api", "secret", "private", "access", "signing"}:
         return STRONG, "api_key"
     return 0, ""
+
+
+def _inflected_end(word: str, stem: str) -> bool:
+    """Whether ``word`` is a compound ending in ``stem``, maybe with a short ending
+    (``Datenbankkennworts``)."""
+    at = word.find(stem, 1)
+    return at > 0 and len(word) - at - len(stem) <= 3
 
 
 def qualified_before(line: str, start: int) -> bool:
