@@ -49,6 +49,7 @@ _COMMENT = re.compile(r"\s#\s|\s//\s")  # a comment ends the window: ``pass  # 0
 _IDENT = re.compile(r"[^\W\d][\w.-]*")
 # A long random run of base64 (armoured data): the letters inside it are not words (``vPw5G``).
 _RANDOM_RUN = re.compile(r"[A-Za-z0-9+/]{24,}")
+_DATA_LENGTH = 200
 # Scripts written without spaces: their characters next to a value are not part of it.
 _CJK = "\u3000-\u9fff\uac00-\ud7af\uff00-\uffef"
 _CJK_EDGES = re.compile(f"^[{_CJK}]+|[{_CJK}]+$")
@@ -130,7 +131,7 @@ def _contexts(lines: Sequence[str]) -> Iterator[ContextFinding]:
 def _word_contexts(
     number: int, line: str, following: Sequence[tuple[int, str]]
 ) -> Iterator[ContextFinding]:
-    data = [r.span() for r in _RANDOM_RUN.finditer(line) if shape_score(r.group()) == RANDOM]
+    data = [r.span() for r in _RANDOM_RUN.finditer(line) if _is_data(r.group())]
     idents = (
         m
         for m in _IDENT.finditer(line)
@@ -167,6 +168,11 @@ def _word_contexts(
             yield from below
             if not below and _asks(line, match, strength) and following:
                 yield from _answer(kind, *following[0])
+
+
+def _is_data(run: str) -> bool:
+    """A random run of base64, or one too long for a credential (an inline image)."""
+    return len(run) > _DATA_LENGTH or shape_score(run) == RANDOM
 
 
 def _next_line_value(
@@ -242,8 +248,11 @@ def _value_after(
         if token.group().endswith("$") and rest[token.end() : token.end() + 1] == "{":
             return None  # the value is built from a variable: ``neo4j/${NEO4J_PASSWORD}``
         score = shape_score(value)
-        if adjacent and strength == STRONG and UUID.match(value):
-            score = RANDOM  # "consul token <uuid>": right after a strong word, a UUID is one
+        bound = not fillers and not rest[: token.start()].strip(" \t-_:='\"")
+        if bound and strength == STRONG and UUID.match(value):
+            # "consul token <uuid>", "X-Server-Token: <uuid>": bound to a strong word, a UUID
+            # is the credential
+            score = RANDOM
         if strength + score - (fillers > 2) >= THRESHOLD:
             start = token.start() + token.group().index(value)
             return start, start + len(value)

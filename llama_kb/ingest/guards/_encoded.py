@@ -4,7 +4,8 @@ Kubernetes ``Secret`` data (``DATABASE_URL: <base64 of a URL with a password>``)
 ``<Pass encoding="base64">`` and the output of ``echo ... | base64`` keep credentials in
 base64, which no pattern or shape reads. :func:`decoded_tokens` gives each base64 token of a
 line that decodes to printable text, so the scanner can look at the line with the text in
-its place (as trufflehog's base64 decoder does). :func:`unescaped` undoes the escaped quotes
+its place (as trufflehog's base64 decoder does). :func:`byte_key_spans` finds private keys
+written as lists of byte values. :func:`unescaped` undoes the escaped quotes
 of a JSON document logged or embedded in another string (``{\\"password\\":\\"...\\"}``), with
 the map from its offsets back to the line's.
 """
@@ -16,12 +17,23 @@ import binascii
 import re
 from collections.abc import Iterator
 
-__all__ = ["decoded_tokens", "unescaped"]
+__all__ = ["byte_key_spans", "decoded_tokens", "unescaped"]
 
 # Padded base64 with a digit, ``+``, ``/`` or ``=`` in it (words are not base64 of anything)
 _BASE64 = re.compile(r"(?<![\w+/=.-])(?=[A-Za-z]*[0-9+/=])[A-Za-z0-9+/]{12,400}={0,2}(?![\w+/=.-])")
 _MIN_TEXT = 6
+_BYTE_LIST = re.compile(r"\[(?P<body>\s*\d{1,3}(?:\s*,\s*\d{1,3}){31,63})\s*\]")
 _ESCAPED = re.compile(r"\\+(?=[\"'/])")  # backslashes before a quote or a slash
+
+
+def byte_key_spans(line: str, named: bool) -> Iterator[tuple[int, int]]:
+    """Spans of private keys written as a list of byte values: 64 (an Ed25519 key pair, as
+    Solana's ``id.json`` keeps it), or 32 when ``named`` (a credential word is near)."""
+    for match in _BYTE_LIST.finditer(line) if "," in line else ():
+        values = [int(v) for v in match.group("body").split(",")]
+        size_ok = len(values) == 64 or (named and len(values) == 32)
+        if size_ok and max(values) <= 255 and len(set(values)) >= len(values) // 2:
+            yield match.span()
 
 
 def decoded_tokens(line: str) -> Iterator[tuple[int, int, str]]:

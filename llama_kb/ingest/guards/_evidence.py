@@ -43,10 +43,13 @@ _REGEX = re.compile(
 _UUID_INSIDE = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.I)
 # numbers, dates and times, versions, ports, addresses
 _NUMERIC = re.compile(r"^(?:[\d\W_]|(?<=\d)[TZ])+$")
-# Values encrypted for storage (SOPS, jasypt, Ansible Vault, sealed secrets, EJSON, and
-# base64 in braces as Maven and Jenkins write it): safe to publish.
+# Values encrypted for storage (SOPS, jasypt, Ansible Vault, sealed secrets, EJSON, base64
+# in braces as Maven and Jenkins write it, DPAPI and Rails credentials): safe to publish.
 _ENCRYPTED = re.compile(
-    r"^(?:ENC[\[(]|\$ANSIBLE_VAULT|!vault\b|vault:v\d:|EJ\[\d:|\{[A-Za-z0-9+/]{16,}={0,2}\})"
+    r"^(?:ENC[\[(]|\$ANSIBLE_VAULT|!vault\b|vault:v\d:|EJ\[\d:|\{[A-Za-z0-9+/]{16,}={0,2}\}|"
+    # Windows DPAPI blobs (an ``.rdp`` file's ``password 51:b:``), Rails encrypted credentials
+    r"(?:\d+:b:)?(?i:01000000D08C9DDF0115D1118C7A00C04FC297EB)|"
+    r"[A-Za-z0-9+/]{16,}={0,2}--[A-Za-z0-9+/]{16,}={0,2}--[A-Za-z0-9+/]{16,}={0,2}$)"
 )
 _GROUPED_LETTERS = re.compile(r"^[a-z]{4}(?:-[a-z]{4}){3}$")
 # Three or more words and a number, one separator throughout: a passphrase as password

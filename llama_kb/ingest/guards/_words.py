@@ -108,6 +108,8 @@ _WEAK_WORDS = {
     "wallet": "key",
     "signer": "key",
 }
+# ``SK`` (secret key, beside ``AK``, the access key, in Chinese clouds' SDKs) as a whole part
+_SECRET_KEY_PART = re.compile(r"(?:^|[_.-])(?:SK|sk)$")
 _NOT_COMPOUND = frozenset(
     {"bypass", "compass", "surpass", "trespass", "overpass", "underpass", "multipass", "oauth"}
     | {"noauth", "unauth", "dpw", "kpw"}
@@ -115,6 +117,7 @@ _NOT_COMPOUND = frozenset(
 # Words saying that a credential word names something else: a hash, a public key, a length.
 NOT_SECRET = frozenset(
     {"hash", "hashed", "hashes", "digest", "checksum", "fingerprint", "fingerprints", "sha"}
+    | {"pbkdf", "bcrypt", "scrypt", "argon", "crypt", "enc"}  # hashed or encrypted: password_pbkdf2
     | {"md5", "public", "pub", "id", "ids", "uid", "length", "len", "min", "max", "minimum"}
     | {"maximum", "policy", "reset", "forgot", "forgotten", "expires", "expiry", "expiration"}
     | {"expire", "ttl", "timeout", "validator", "validators", "validation", "file", "path"}
@@ -145,10 +148,13 @@ SESSION_NAME = r"(?![\w.-]*[cx]srf)[\w.-]*(?:sess|sid|auth|token|remember|login|
 # of other scripts and of several words with it.
 _HINT_WORDS = re.compile(
     "|".join(
-        sorted(
-            {*_STRONG_WORDS, *_WEAK_WORDS, *(w for w, _ in _STRONG_SUFFIXES), *PASSWORD_STEMS}
-            | {*KEY_STEMS, *TOKEN_STEMS, *COMPOUND_STEMS, "pass"}
-        )
+        [
+            *sorted(
+                {*_STRONG_WORDS, *_WEAK_WORDS, *(w for w, _ in _STRONG_SUFFIXES), *PASSWORD_STEMS}
+                | {*KEY_STEMS, *TOKEN_STEMS, *COMPOUND_STEMS, "pass"}
+            ),
+            r"[_.-]sk\b",
+        ]
     )
 )
 _HINT_PHRASES = re.compile("|".join(p.pattern for p, _ in PHRASES), re.IGNORECASE)
@@ -175,6 +181,8 @@ def word_strength(identifier: str) -> tuple[int, str]:
     words = identifier_words(identifier)
     if any(w in NOT_SECRET for w in words):
         return 0, ""
+    if _SECRET_KEY_PART.search(identifier):  # HUAWEICLOUD_SDK_SK, not SkZJRg in base64
+        return WEAK, "key"
     best, kind, weak = 0, "", 0
     for word in words:
         strength, named = _strength(word)

@@ -40,7 +40,8 @@ inside a string) are undone first, and offsets mapped back:
   basic auth, ...; optionally the quoted high-entropy-string plugin), with its heuristic
   filters. Its keyword plugin is left out: it flags code such as ``secrets: Config``;
 * :mod:`~llama_kb.ingest.guards._encoded`: a base64 token that decodes to text holding a
-  secret once put in its place (Kubernetes ``Secret`` data), reported as ``encoded_secret``.
+  secret once put in its place (Kubernetes ``Secret`` data), reported as ``encoded_secret``,
+  and private keys written as lists of byte values (Solana's ``id.json``).
 
 Where two find the same secret the earlier detector's name wins, so names stay stable;
 detect-secrets types are snake-cased (``stripe_access_key``). Placeholders, references
@@ -53,6 +54,7 @@ fingerprint, encrypted or sealed, nor the value of a data-structure key (``cache
 
 from __future__ import annotations
 
+import base64
 import re
 import threading
 from collections.abc import Iterator
@@ -60,16 +62,16 @@ from dataclasses import astuple, dataclass
 
 from llama_kb.ingest.guards._assignments import assignment_spans, is_placeholder, is_word
 from llama_kb.ingest.guards._context import context_findings
-from llama_kb.ingest.guards._encoded import decoded_tokens, unescaped
+from llama_kb.ingest.guards._encoded import byte_key_spans, decoded_tokens, unescaped
 from llama_kb.ingest.guards._evidence import shape_score
 from llama_kb.ingest.guards._languages import STEMS_PATTERN
 from llama_kb.ingest.guards._named import named_value_findings
 from llama_kb.ingest.guards._negative import negated
 from llama_kb.ingest.guards._pairs import pair_findings
-from llama_kb.ingest.guards._positional import positional_spans
+from llama_kb.ingest.guards._positional import positional_spans, recovery_list_findings
 from llama_kb.ingest.guards._tokens import vendor_token_spans
 from llama_kb.ingest.guards._values import UUID, is_base58check, is_known_example, is_public
-from llama_kb.ingest.guards._words import SESSION_NAME, qualified_before
+from llama_kb.ingest.guards._words import SESSION_NAME, has_hint, qualified_before
 
 __all__ = ["CREDENTIAL_WORDS", "PATTERNS", "SecretFinding", "SecretScanner", "SensitivePattern"]
 
@@ -288,6 +290,11 @@ class SecretScanner:
         for n, line in enumerate(lines, 1):
             spans = positional_spans(line)
             _keep_disjoint(found, (SecretFinding(n, _POSITIONAL, s, e) for s, e in spans))
+            hinted = has_hint(line) or (n > 1 and has_hint(lines[n - 2]))
+            keys = byte_key_spans(line, hinted)
+            _keep_disjoint(found, (SecretFinding(n, "private_key", s, e) for s, e in keys))
+        codes = recovery_list_findings(lines)
+        _keep_disjoint(found, (SecretFinding(n, _POSITIONAL, s, e) for n, s, e in codes))
         paired = (SecretFinding(n, _POSITIONAL, s, e) for n, s, e in pair_findings(lines))
         _keep_disjoint(found, _affirmed(lines, paired))
         named = (SecretFinding(n, _ASSIGNMENT, s, e) for n, s, e in named_value_findings(lines))
@@ -376,11 +383,23 @@ def _pattern_findings(number: int, line: str) -> Iterator[SecretFinding]:
                 continue
             if pattern.name in _CHECKSUMMED and not is_base58check(value):
                 continue
+            if pattern.name == "basic_auth" and _example_basic(value):
+                continue
             if is_known_example(match.group(0)) or (
                 pattern.name in _SHAPED and shape_score(value) < 2
             ):
                 continue
             yield SecretFinding(number, pattern.name, match.start(), match.end())
+
+
+def _example_basic(value: str) -> bool:
+    """Basic credentials whose password is a placeholder (``username:password`` encoded)."""
+    try:
+        decoded = base64.b64decode(value + "=" * (-len(value) % 4), validate=True).decode()
+    except (ValueError, UnicodeDecodeError):
+        return False
+    _, colon, password = decoded.partition(":")
+    return bool(colon) and is_placeholder(password)
 
 
 def _affirmed(lines: list[str], findings: Iterator[SecretFinding]) -> Iterator[SecretFinding]:
