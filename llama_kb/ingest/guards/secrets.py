@@ -290,9 +290,10 @@ class SecretScanner:
         for n, line in enumerate(lines, 1):
             spans = positional_spans(line)
             _keep_disjoint(found, (SecretFinding(n, _POSITIONAL, s, e) for s, e in spans))
-            hinted = has_hint(line) or (n > 1 and has_hint(lines[n - 2]))
-            keys = byte_key_spans(line, hinted)
-            _keep_disjoint(found, (SecretFinding(n, "private_key", s, e) for s, e in keys))
+            if "[" in line and "," in line:  # a list of byte values
+                hinted = has_hint(line) or (n > 1 and has_hint(lines[n - 2]))
+                keys = byte_key_spans(line, hinted)
+                _keep_disjoint(found, (SecretFinding(n, "private_key", s, e) for s, e in keys))
         codes = recovery_list_findings(lines)
         _keep_disjoint(found, (SecretFinding(n, _POSITIONAL, s, e) for n, s, e in codes))
         paired = (SecretFinding(n, _POSITIONAL, s, e) for n, s, e in pair_findings(lines))
