@@ -55,8 +55,8 @@ _CJK = "\u3000-\u9fff\uac00-\ud7af\uff00-\uffef"
 _CJK_EDGES = re.compile(f"^[{_CJK}]+|[{_CJK}]+$")
 # A quoted string without spaces, or a run between separators (``&`` only before ``key=``).
 _TOKEN = re.compile(
-    r"\"[^\"\s=:;,(){}\[\]<>]+\"|'[^'\s=:;,(){}\[\]<>]+'|`[^`\s=:;,(){}\[\]<>]+`|"
-    r"(?:[^\s'\"`,;()\[\]{}<>|&=:]|&(?![\w.-]+=))+(?:=+(?=[\s)\]}>,;'\"]|$))?"
+    r"\"[^\"\s=:;,(){}\[\]<>]+=*\"|'[^'\s=:;,(){}\[\]<>]+=*'|`[^`\s=:;,(){}\[\]<>]+`|"
+    r"(?:[^\s'\"`,;()\[\]{}<>|&=:]|&(?![\w.-]+=))+(?:=+(?=[\s)\]}>,;]|$))?"
 )
 _QUOTES = "'\"`"
 _TOKEN_REST = re.compile(r"[^\s'\"`,;()\[\]{}<>|]*")
@@ -68,6 +68,7 @@ _NOT_ANSWER = frozenset(
     | {"transaction", "invoice", "tracking", "build", "version", "commit", "date", "time"}
 )
 _LABEL_WORD = re.compile(r"[^\W\d]+")
+_IDEMPOTENT = frozenset({"client", "request", "sync", "upload", "job", "batch", "state"})
 # A chat line's time and speaker: ``[14:04] lea:``, ``<lea>``, ``lea:``
 _SPEAKER = re.compile(r"\s*(?:\[[\d:. APMapm]{3,12}\]\s*)?(?:<[\w.-]{1,32}>|[\w.-]{1,32}:)\s+")
 _KEY_AFTER = re.compile(r"['\"]?=(?!=)|['\"]:|(?<=['\"]):")  # key=, "key":, not a prose colon
@@ -150,7 +151,9 @@ def _word_contexts(
             # ``access_token$production$...``: a ``$`` right after the word joins its value
             shift = match.end() + (rest[:1] == "$" and rest[1:2].isalpha())
             window_end = match.end() + len(rest)
-            found = _value_after(line[shift:window_end], strength)
+            # a client's or request's token is often a UUID for idempotency (``ClientToken``)
+            uuid_named = not _IDEMPOTENT.intersection(identifier_words(match.group()))
+            found = _value_after(line[shift:window_end], strength, uuid_named=uuid_named)
             if found:  # a value longer than the window ends where its token ends
                 end = shift + found[1]
                 tail = _TOKEN_REST.match(line, end) if end == window_end else None
@@ -233,7 +236,7 @@ def _value_before(line: str, start: int, strength: int) -> tuple[int, int] | Non
 
 
 def _value_after(
-    rest: str, strength: int, max_fillers: int = _WINDOW_TOKENS
+    rest: str, strength: int, max_fillers: int = _WINDOW_TOKENS, uuid_named: bool = True
 ) -> tuple[int, int] | None:
     """Span of the first value in ``rest`` scoring at least :data:`THRESHOLD`."""
     if is_encrypted(rest.lstrip(" \t'\"`=:>-")):
@@ -249,6 +252,7 @@ def _value_after(
             return None  # the value is built from a variable: ``neo4j/${NEO4J_PASSWORD}``
         score = shape_score(value)
         bound = not fillers and not rest[: token.start()].strip(" \t-_:='\"")
+        bound = adjacent or (bound and uuid_named)
         if bound and strength == STRONG and UUID.match(value):
             # "consul token <uuid>", "X-Server-Token: <uuid>": bound to a strong word, a UUID
             # is the credential

@@ -71,9 +71,9 @@ _SHORT_TAIL = re.compile(r"\d[-._](?=[A-Za-z0-9]{1,3}$)[A-Za-z0-9]*[A-Za-z]")
 _MAX_LENGTH = 200  # longer values are blobs (certificates, encrypted data, images)
 # A relative path to a file (an S3 object key ``app/5026-stage.war``): base64 has no ``.``.
 _FILE_PATH = re.compile(r"^[\w.-]+(?:/[\w.-]+)+\.[A-Za-z][A-Za-z0-9]{0,5}$")
-# Upper and lower case, a digit and a separator at the end: a password made from a word
-# (names in code do not end in ``-`` or ``_`` after mixing cases and digits)
-_SEPARATOR_END = re.compile(r"^(?=.*\d)(?=.*[a-z])(?=.*[A-Z]).*[^\W_][-_.]+$")
+# One run of upper and lower case and digits, then a separator: a password made from a word
+# (``__init__`` or ``Sub.name_`` in code have separators inside too)
+_SEPARATOR_END = re.compile(r"^(?=.*\d)(?=.*[a-z])(?=.*[A-Z])[A-Za-z0-9]+[-_.]+$")
 
 
 def entropy(value: str) -> float:

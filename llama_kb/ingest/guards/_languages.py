@@ -29,6 +29,8 @@ PASSWORD_STEMS: tuple[str, ...] = (
     "senha", "lozink", "geslo", "κωδικ", "συνθηματικ", "parolă", "parolei", "parola", "parool",
     "slaptažod", "slaptazod", "lykilorð", "fjalëkalim", "contrasenya", "contrasinal",
     "pasahitz", "nenosiri", "პაროლ", "գաղտնաբառ",
+    # Azerbaijani, Welsh, Irish, Esperanto, Zulu, Haitian Creole
+    "şifrə", "sifrə", "cyfrinair", "pasfhocal", "pasvort", "iphasiwedi", "modpas",
 )  # fmt: skip
 # Languages that compound nouns put the word for password last (``Initialkennwort``,
 # ``adminwachtwoord``, ``pääkäyttäjänsalasana``): German, Dutch, Afrikaans, Luxembourgish,
@@ -57,12 +59,16 @@ _CJK_PASSWORD = (
     # Persian, Urdu, Bengali, Tamil, Hindi (Devanagari word), Kazakh, Mongolian, Lao, Khmer,
     # Burmese, Sinhala and Amharic
     "رمز عبور|گذرواژه|کلمه عبور|پاس ورڈ|পাসওয়ার্ড|கடவுச்சொல்|कूटशब्द|құпия сөз|нууц үг|"
-    "ລະຫັດຜ່ານ|ពាក្យសម្ងាត់|စကားဝှက်|මුරපදය|የይለፍ ቃል"
+    "ລະຫັດຜ່ານ|ពាក្យសម្ងាត់|စကားဝှက်|මුරපදය|የይለፍ ቃል|"
+    # Punjabi, Gujarati, Telugu, Kannada, Malayalam (with or without a zero-width non-joiner),
+    # the Arabic "secret number" and the Hausa "secret word"
+    "ਪਾਸਵਰਡ|પાસવર્ડ|పాస్\u200c?వర్డ్|ಪಾಸ್\u200c?ವರ್ಡ್|പാസ്\u200c?വേഡ്|الرقم السري|kalmar sirri"
 )
 PHRASES: tuple[tuple[re.Pattern[str], str], ...] = (
     (
         re.compile(
-            r"\bmot[- ]de[- ]passe\b|\bm[ậa]t\s+kh[ẩa]u\b|\bkata\s+(?:sandi|laluan)\w*|"
+            r"\bmot[- ]de[- ]passe\b|\bpalavra[- ]passe\b|\bm[ậa]t\s+kh[ẩa]u\b|"
+            r"\bkata\s+(?:sandi|laluan)\w*|"
             r"كلمة (?:المرور|السر)|" + _CJK_PASSWORD + "|"
             # an access code in Romance and Germanic languages
             r"\bcodice\s+di\s+accesso\b|\bc[oó]digo\s+de\s+acc?esso?\b|\bcode\s+d'acc[eè]s\b|"

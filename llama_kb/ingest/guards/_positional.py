@@ -66,7 +66,11 @@ _LOGIN_NAME = re.compile(
 # first argument is the credential the client is made with, unless the class names a value
 # type (``uuid.UUID``, ``decimal.Decimal``)
 _SDK_CLASS = re.compile(r"^(?:[a-z][a-z0-9_]*\.)+[A-Z]\w*$")
-_VALUE_TYPE = re.compile(r"uuid|guid|id$|hash|digest|hex|decimal|date|time|version|path|url", re.I)
+_VALUE_TYPE = re.compile(
+    r"uuid|guid|id$|hash|digest|hex|decimal|date|time|version|path|url|uri|param|query|header|"
+    r"cookie|pattern|regex|format|template",
+    re.I,
+)
 # A UUID, maybe with a short suffix (``<uuid>:fx``), given to a client is an API key
 _UUID_KEY = re.compile(
     r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(?::[a-z]{1,4})?$", re.I
@@ -174,7 +178,8 @@ def _call_arguments(call: re.Match[str]) -> Iterator[tuple[int, int]]:
     offset = call.start("args")
     if _sdk_client(call.group("name")) and values:
         first = values[0]
-        if _UUID_KEY.match(first) or _WEAK + shape_score(first) >= THRESHOLD:
+        token = not any(c in first for c in "=&: ")  # not a query, a mapping or a sentence
+        if _UUID_KEY.match(first) or (token and _WEAK + shape_score(first) >= THRESHOLD):
             group = "q1" if arguments[0].group("q1") is not None else "q2"
             yield offset + arguments[0].start(group), offset + arguments[0].end(group)
     if not (named or host_first):

@@ -238,10 +238,10 @@ def _strength(word: str) -> tuple[int, str]:
 
 
 def _inflected_end(word: str, stem: str) -> bool:
-    """Whether ``word`` is a compound ending in ``stem``, maybe with a short ending
+    """Whether ``word`` is ``stem`` or a compound ending in it, maybe with a short ending
     (``Datenbankkennworts``)."""
-    at = word.find(stem, 1)
-    return at > 0 and len(word) - at - len(stem) <= 3
+    at = word.find(stem)
+    return at >= 0 and len(word) - at - len(stem) <= 3
 
 
 def qualified_before(line: str, start: int) -> bool:

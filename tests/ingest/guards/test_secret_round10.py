@@ -54,8 +54,18 @@ KEY_BYTES = ", ".join(str(_BYTES.randrange(256)) for _ in range(64))
         "Your two-factor backup codes:\n1. 4821 9073\n2. 5530 1286\n3. 7712 6640",
         # a private key as a list of byte values
         f"keypair.json:\n[{KEY_BYTES}]",
-        # a Terraform variable block naming a credential
+        # a Terraform variable block naming a credential, PowerShell name and value parameters
         'variable "admin_password" {\n  default = "Kranich58!vqz"\n}',
+        "Set-Variable -Name SmtpPassword -Value 'Kranich58!vqz'",
+        # the word for password in more languages and scripts
+        "Cyfrinair y gweinydd: Kranich58!vqz",
+        "Şifrə: Kranich58!vqz",
+        "A palavra-passe do servidor é Kranich58!vqz",
+        "ਪਾਸਵਰਡ Kranich58!vqz",
+        "Het wagwoord is Kranich58!vqz",
+        # vendor bodies: a 32-hex run inside, or one case and digits well mixed
+        "token APP_TOK-1234567890123456-123456-" + "9f8e7d6c5b4a3928" * 2 + "-123456789",
+        "use CLOJARS_" + "k3j9x2m7q8w1z5r4t6y0u2i9o8p7a6s5d4f3g2h1j0k9l8" + " for deploys",
     ],
 )
 def test_round10_secret_is_found(text: str) -> None:
@@ -83,6 +93,10 @@ def test_round10_secret_is_found(text: str) -> None:
         # a base64 image with a camel-case 'Sk' inside, longer than any credential
         "thumb: "
         + base64.b64encode(bytes(random.Random(3).randrange(256) for _ in range(400))).decode(),
+        # idempotency tokens of clients and requests, queries given to a class, dunder names
+        f'"ClientToken": "{UUID}"',
+        'q = httplib.QueryParams("a=123&b=456")',
+        "    def __init__(self, local, private):\n        Decompiler.__init__(self)",
         # emphasis around a name is no password symbol
         "The **Inverno2027** release notes: password policy unchanged",
     ],
