@@ -68,6 +68,7 @@ _NOT_ANSWER = frozenset(
     | {"transaction", "invoice", "tracking", "build", "version", "commit", "date", "time"}
 )
 _LABEL_WORD = re.compile(r"[^\W\d]+")
+_LIST_ITEM = re.compile(r"\s*(?:[-*]\s+)?")
 _IDEMPOTENT = frozenset({"client", "request", "sync", "upload", "job", "batch", "state"})
 # A chat line's time and speaker: ``[14:04] lea:``, ``<lea>``, ``lea:``
 _SPEAKER = re.compile(r"\s*(?:\[[\d:. APMapm]{3,12}\]\s*)?(?:<[\w.-]{1,32}>|[\w.-]{1,32}:)\s+")
@@ -181,11 +182,13 @@ def _is_data(run: str) -> bool:
 def _next_line_value(
     kind: str, strength: int, following: Sequence[tuple[int, str]]
 ) -> Iterator[ContextFinding]:
-    """The value on the line after a credential word, or after a lone user name under it."""
+    """The value on the line after a credential word (maybe the next item of a list, as in
+    ``args: [--token, <value>]`` written in YAML), or after a lone user name under it."""
     for number, text in following[:2]:
-        found = _value_after(text[:_WINDOW_CHARS], strength, max_fillers=0)
+        item = _LIST_ITEM.match(text).end()  # type: ignore[union-attr]
+        found = _value_after(text[item : item + _WINDOW_CHARS], strength, max_fillers=0)
         if found:
-            yield ContextFinding(number, kind, *found)
+            yield ContextFinding(number, kind, item + found[0], item + found[1])
             return
         if not _IDENT.fullmatch(text.strip()):  # only a user name may stand between
             return

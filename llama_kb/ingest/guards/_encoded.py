@@ -22,13 +22,17 @@ __all__ = ["byte_key_spans", "decoded_tokens", "unescaped"]
 # Padded base64 with a digit, ``+``, ``/`` or ``=`` in it (words are not base64 of anything)
 _BASE64 = re.compile(r"(?<![\w+/=.-])(?=[A-Za-z]*[0-9+/=])[A-Za-z0-9+/]{12,400}={0,2}(?![\w+/=.-])")
 _MIN_TEXT = 6
+_NOT_KEY_BYTES = re.compile(r"hash|digest|sha\d|checksum|signature|public|pubkey|nonce|salt|\biv\b")
 _BYTE_LIST = re.compile(r"\[(?P<body>\s*\d{1,3}(?:\s*,\s*\d{1,3}){31,63})\s*\]")
 _ESCAPED = re.compile(r"\\+(?=[\"'/])")  # backslashes before a quote or a slash
 
 
-def byte_key_spans(line: str, named: bool) -> Iterator[tuple[int, int]]:
+def byte_key_spans(line: str, named: bool, before: str = "") -> Iterator[tuple[int, int]]:
     """Spans of private keys written as a list of byte values: 64 (an Ed25519 key pair, as
-    Solana's ``id.json`` keeps it), or 32 when ``named`` (a credential word is near)."""
+    Solana's ``id.json`` keeps it), or 32 when ``named`` (a credential word is near); not
+    when ``line`` or the line ``before`` it calls the bytes a digest, signature or public key."""
+    if _NOT_KEY_BYTES.search(line.lower()) or _NOT_KEY_BYTES.search(before.lower()):
+        return
     for match in _BYTE_LIST.finditer(line) if "," in line else ():
         values = [int(v) for v in match.group("body").split(",")]
         size_ok = len(values) == 64 or (named and len(values) == 32)

@@ -291,8 +291,8 @@ class SecretScanner:
             spans = positional_spans(line)
             _keep_disjoint(found, (SecretFinding(n, _POSITIONAL, s, e) for s, e in spans))
             if "[" in line and "," in line:  # a list of byte values
-                hinted = has_hint(line) or (n > 1 and has_hint(lines[n - 2]))
-                keys = byte_key_spans(line, hinted)
+                before = lines[n - 2] if n > 1 else ""
+                keys = byte_key_spans(line, has_hint(line) or has_hint(before), before)
                 _keep_disjoint(found, (SecretFinding(n, "private_key", s, e) for s, e in keys))
         codes = recovery_list_findings(lines)
         _keep_disjoint(found, (SecretFinding(n, _POSITIONAL, s, e) for n, s, e in codes))

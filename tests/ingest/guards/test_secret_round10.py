@@ -45,6 +45,8 @@ KEY_BYTES = ", ".join(str(_BYTES.randrange(256)) for _ in range(64))
         # SK as a whole key part, openssl's pass phrase option
         f"export ACME_CLOUD_SK={RANDOM}",
         "openssl enc -aes-256-cbc -k 'falke7wind3regen9' -in a.tar -out a.tar.enc",
+        # a list item after a flag that takes a credential
+        f"args:\n  - --token\n  - {RANDOM}",
         # the first argument of a client library's class
         f'client = vendorlib.Translator("{UUID}:fx")',
         f'api = paylib.SDK("APP_USR-{RANDOM}-{RANDOM[:12]}")',
@@ -90,6 +92,7 @@ def test_round10_secret_is_found(text: str) -> None:
         # numbered steps under a heading about codes, a list of 32 small counts
         "How to find your recovery codes:\n1. Open settings\n2. Choose Security",
         "counts = [" + ", ".join(str(i) for i in range(1, 33)) + "]",
+        f"expected_digest = [{KEY_BYTES}]",
         # a base64 image with a camel-case 'Sk' inside, longer than any credential
         "thumb: "
         + base64.b64encode(bytes(random.Random(3).randrange(256) for _ in range(400))).decode(),
