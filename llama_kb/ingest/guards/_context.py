@@ -96,7 +96,7 @@ _PAIRS = (  # (a substring the line must hold, the pattern)
     ("@", re.compile(r"(?<![\w/.:@-])[\w.-]+[:/](?P<value>[^\s/@:'\"]{6,})@[\w/(\[]")),
     # a line that is only ``name:password`` (rsync secrets, htpasswd-like files)
     # (a value with ``/`` is a path or an identifier: ``doi:10.1007/...``, ``arXiv:...``)
-    (":", re.compile(r"^\s*[\w.@-]+:(?P<value>[^\s:/]{6,})\s*$")),
+    (":", re.compile(r"^\s*(?P<name>[\w.@-]+):(?P<value>[^\s:/]{6,})\s*$")),
 )
 _Columns = tuple[str, int, dict[int, str]]  # delimiter, cells per row, credential columns
 
@@ -296,6 +296,9 @@ def _flag_contexts(number: int, line: str) -> Iterator[ContextFinding]:
     for needle, pattern in _PAIRS:
         for match in pattern.finditer(line) if needle in line else ():
             value = match.group("value").strip("'\"").rstrip(_TRAILING)
+            name = match.groupdict().get("name") or ""
+            if NOT_SECRET.intersection(identifier_words(name)):  # SHA256:<fingerprint>
+                continue
             if WEAK + shape_score(value) >= THRESHOLD:
                 start = match.start("value")
                 yield ContextFinding(number, "password", start, start + len(value))

@@ -28,15 +28,18 @@ _ESCAPED = re.compile(r"\\+(?=[\"'/])")  # backslashes before a quote or a slash
 
 
 def byte_key_spans(line: str, named: bool, before: str = "") -> Iterator[tuple[int, int]]:
-    """Spans of private keys written as a list of byte values: 64 (an Ed25519 key pair, as
-    Solana's ``id.json`` keeps it), or 32 when ``named`` (a credential word is near); not
-    when ``line`` or the line ``before`` it calls the bytes a digest, signature or public key."""
+    """Spans of private keys written as a list of random byte values: 64 (an Ed25519 key
+    pair) alone on its line (Solana's ``id.json``) or when ``named`` (a credential word is
+    near), 32 when ``named``; not when ``line`` or the line ``before`` it calls the bytes a
+    digest, signature or public key."""
     if _NOT_KEY_BYTES.search(line.lower()) or _NOT_KEY_BYTES.search(before.lower()):
         return
     for match in _BYTE_LIST.finditer(line) if "," in line else ():
         values = [int(v) for v in match.group("body").split(",")]
-        size_ok = len(values) == 64 or (named and len(values) == 32)
-        if size_ok and max(values) <= 255 and len(set(values)) >= len(values) // 2:
+        alone = match.group() == line.strip()  # a key file's whole content
+        size_ok = (len(values) == 64 and (alone or named)) or (named and len(values) == 32)
+        random = len(set(values)) >= len(values) // 2 and values != sorted(values)
+        if size_ok and random and max(values) <= 255:
             yield match.span()
 
 

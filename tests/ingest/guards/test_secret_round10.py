@@ -93,6 +93,9 @@ def test_round10_secret_is_found(text: str) -> None:
         "How to find your recovery codes:\n1. Open settings\n2. Choose Security",
         "counts = [" + ", ".join(str(i) for i in range(1, 33)) + "]",
         f"expected_digest = [{KEY_BYTES}]",
+        f"pixels = [{KEY_BYTES}]",
+        "table = [" + ", ".join(str(i) for i in range(64)) + "]",
+        "SHA256:nThbg6kXUpJWGl7E1IGOCspRomTxdCARLviKw6E5SY8",
         # a base64 image with a camel-case 'Sk' inside, longer than any credential
         "thumb: "
         + base64.b64encode(bytes(random.Random(3).randrange(256) for _ in range(400))).decode(),
