@@ -6,9 +6,10 @@ inside a string) are undone first, and offsets mapped back:
 
 * :data:`PATTERNS`, precise expressions for token and key-file formats (AWS, GitHub, OpenAI
   and Anthropic, Google, Stripe, npm, PyPI, Docker, Vault, DigitalOcean, Shopify, Azure,
-  SendGrid, Telegram, Discord webhooks, Firebase, age, PuTTY, OpenVPN, base64 PEM and DER
-  private keys, Base58Check-verified Bitcoin keys ...), bearer, basic and other
-  ``Authorization`` credentials, credentials, tokens and API keys in URLs, session cookies;
+  SendGrid, Telegram, Discord webhooks, Firebase, age, Nostr, PuTTY, OpenVPN, base64 PEM
+  and DER private keys and Java key stores, Base58Check-verified Bitcoin keys ...),
+  bearer, basic and other ``Authorization`` credentials, credentials, tokens and API keys in
+  URLs, session cookies;
 * :mod:`~llama_kb.ingest.guards._assignments`: a credential key (``DB_PASSWORD``,
   ``accessToken``, ``api_key``, ``requirepass``) bound to a secret-looking value in any
   syntax (``.env``, shell ``export`` / ``set -x``, YAML, TOML, JSON, INI, XML attributes and
@@ -155,6 +156,9 @@ PATTERNS: tuple[SensitivePattern, ...] = (
     _p("discord_webhook", r"\bdiscord(?:app)?\.com/api/webhooks/\d+/(?P<value>[\w-]{60,})"),
     _p("firebase_server_key", r"\bAAAA[\w-]{7}:APA91b[\w-]{130,}"),
     _p("age_secret_key", r"\bAGE-SECRET-KEY-1[0-9A-Z]{58}\b"),
+    _p("nostr_secret_key", r"\bnsec1[02-9ac-hj-np-z]{58}\b"),
+    # Java key stores in base64: JKS (magic FEEDFEED) and JCEKS (CECECECE), version 2
+    _p("private_key", r"(?<![A-Za-z0-9+/])(?:/u3\+7QAAAA|zs7OzgAAAA)[A-Za-z0-9+/]{40,}"),
     # Bitcoin private keys in Base58Check: WIF (``5``, ``K``, ``L``; testnet ``9``, ``c``) and
     # BIP32 extended private keys; the checksum is verified (_CHECKSUMMED)
     _p(

@@ -56,6 +56,9 @@ KEY_BYTES = ", ".join(str(_BYTES.randrange(256)) for _ in range(64))
         "Your two-factor backup codes:\n1. 4821 9073\n2. 5530 1286\n3. 7712 6640",
         # a private key as a list of byte values
         f"keypair.json:\n[{KEY_BYTES}]",
+        # key formats: a Java key store in base64, a Nostr secret key
+        "keystore: /u3+7QAAAAIAAAABAAAAAQAFbXlrZXkAAAGN" + RANDOM + RANDOM,
+        "nsec1" + ("qpzry9x8gf2tvdw0s3jn54khce6mua7l" * 2)[:58],
         # a Terraform variable block naming a credential, PowerShell name and value parameters
         'variable "admin_password" {\n  default = "Kranich58!vqz"\n}',
         "Set-Variable -Name SmtpPassword -Value 'Kranich58!vqz'",
