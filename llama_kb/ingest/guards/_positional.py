@@ -8,7 +8,7 @@ Each rule is a category of place that holds a password by convention, not one to
 * a line of two quoted fields, user then password (pgbouncer's ``userlist.txt``);
 * the quoted arguments of a call whose name says it logs in or connects
   (``DBI->connect(dsn, "user", "...")``, ``ldap.simple_bind_s(dn, "...")``), and the first
-  argument of a client library's class (``vendor.Client("...")``), a UUID included;
+  argument of a client library's class (``vendor.Client("...")``) when random or a UUID;
 * ``log in as <user> with <value>``;
 * the random path segment of a webhook URL (``/hooks/<id>``);
 * an app password of four groups of four letters after a credential word;
@@ -25,7 +25,7 @@ import re
 from collections.abc import Iterator
 
 from llama_kb.ingest.guards._context import THRESHOLD
-from llama_kb.ingest.guards._evidence import entropy, is_name, shape_score
+from llama_kb.ingest.guards._evidence import RANDOM, entropy, is_name, shape_score
 
 __all__ = ["positional_spans", "recovery_list_findings"]
 
@@ -179,7 +179,7 @@ def _call_arguments(call: re.Match[str]) -> Iterator[tuple[int, int]]:
     if _sdk_client(call.group("name")) and values:
         first = values[0]
         token = not any(c in first for c in "=&: ")  # not a query, a mapping or a sentence
-        if _UUID_KEY.match(first) or (token and _WEAK + shape_score(first) >= THRESHOLD):
+        if _UUID_KEY.match(first) or (token and shape_score(first) == RANDOM):
             group = "q1" if arguments[0].group("q1") is not None else "q2"
             yield offset + arguments[0].start(group), offset + arguments[0].end(group)
     if not (named or host_first):

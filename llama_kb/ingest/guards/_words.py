@@ -146,16 +146,15 @@ SESSION_NAME = r"(?![\w.-]*[cx]srf)[\w.-]*(?:sess|sid|auth|token|remember|login|
 # Lines without any credential word (or a part of one) are skipped cheaply: the words are
 # searched in the lower-cased text without a case flag (several times faster), the phrases
 # of other scripts and of several words with it.
+_HINTS = {*_STRONG_WORDS, *_WEAK_WORDS, *(w for w, _ in _STRONG_SUFFIXES), *PASSWORD_STEMS} | {
+    *KEY_STEMS,
+    *TOKEN_STEMS,
+    *COMPOUND_STEMS,
+    *("pass", "_sk", ".sk", "-sk"),
+}
+# A word holding another one (``password`` holds ``pass``) adds nothing to a substring search
 _HINT_WORDS = re.compile(
-    "|".join(
-        [
-            *sorted(
-                {*_STRONG_WORDS, *_WEAK_WORDS, *(w for w, _ in _STRONG_SUFFIXES), *PASSWORD_STEMS}
-                | {*KEY_STEMS, *TOKEN_STEMS, *COMPOUND_STEMS, "pass"}
-            ),
-            r"[_.-]sk\b",
-        ]
-    )
+    "|".join(sorted(re.escape(w) for w in _HINTS if not any(o != w and o in w for o in _HINTS)))
 )
 _HINT_PHRASES = re.compile("|".join(p.pattern for p, _ in PHRASES), re.IGNORECASE)
 

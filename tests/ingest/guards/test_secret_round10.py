@@ -105,6 +105,7 @@ def test_round10_secret_is_found(text: str) -> None:
         # idempotency tokens of clients and requests, queries given to a class, dunder names
         f'"ClientToken": "{UUID}"',
         'q = httplib.QueryParams("a=123&b=456")',
+        "ca = colorlib.Colorizer('3VarAddA')",
         "    def __init__(self, local, private):\n        Decompiler.__init__(self)",
         # emphasis around a name is no password symbol
         "The **Inverno2027** release notes: password policy unchanged",
