@@ -17,6 +17,8 @@ import binascii
 import re
 from collections.abc import Iterator
 
+from llama_kb.ingest.guards._words import has_hint
+
 __all__ = ["byte_key_spans", "decoded_tokens", "unescaped"]
 
 # Padded base64 with a digit, ``+``, ``/`` or ``=`` in it (words are not base64 of anything)
@@ -27,19 +29,21 @@ _BYTE_LIST = re.compile(r"\[(?P<body>\s*\d{1,3}(?:\s*,\s*\d{1,3}){31,63})\s*\]")
 _ESCAPED = re.compile(r"\\+(?=[\"'/])")  # backslashes before a quote or a slash
 
 
-def byte_key_spans(line: str, named: bool, before: str = "") -> Iterator[tuple[int, int]]:
+def byte_key_spans(line: str, before: str = "") -> Iterator[tuple[int, int]]:
     """Spans of private keys written as a list of random byte values: 64 (an Ed25519 key
-    pair) alone on its line (Solana's ``id.json``) or when ``named`` (a credential word is
-    near), 32 when ``named``; not when ``line`` or the line ``before`` it calls the bytes a
+    pair) alone on its line (Solana's ``id.json``) or beside a credential word (in ``line``
+    or the line ``before`` it), 32 beside one; not when either line calls the bytes a
     digest, signature or public key."""
-    if _NOT_KEY_BYTES.search(line.lower()) or _NOT_KEY_BYTES.search(before.lower()):
-        return
     for match in _BYTE_LIST.finditer(line) if "," in line else ():
         values = [int(v) for v in match.group("body").split(",")]
+        if len(values) not in (32, 64) or max(values) > 255:
+            continue
+        if _NOT_KEY_BYTES.search(line.lower()) or _NOT_KEY_BYTES.search(before.lower()):
+            return
         alone = match.group() == line.strip()  # a key file's whole content
-        size_ok = (len(values) == 64 and (alone or named)) or (named and len(values) == 32)
+        named = has_hint(line) or has_hint(before)
         random = len(set(values)) >= len(values) // 2 and values != sorted(values)
-        if size_ok and random and max(values) <= 255:
+        if random and (named or (alone and len(values) == 64)):
             yield match.span()
 
 

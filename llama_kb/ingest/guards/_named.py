@@ -32,12 +32,14 @@ __all__ = ["named_value_findings"]
 _NAME_KEY = r"['\"]?(?:name|key|parameter_?key|variable|var|setting)['\"]?"
 _VALUE_KEY = r"['\"]?(?:value|parameter_?value|secret_?value|default)['\"]?"
 _VALUE = r"(?P<value>\"[^\"\s]*\"|'[^'\s]*'|[^\s'\"#,;{}\[\]<>]+)"
-_FLAG_VALUE = _VALUE.replace("<value>", "<flag_value>")
 _SAME_LINE = re.compile(
     rf"(?<![\w-]){_NAME_KEY}\s*[:=]\s*['\"]?(?P<name>[\w.-]+)['\"]?\s*[,;]?\s*"
-    rf"{_VALUE_KEY}\s*[:=]\s*{_VALUE}"
-    # PowerShell and CLI parameters: ``-Name DbPassword -Value ...``
-    rf"|(?<!\S)--?(?:name|key)\s+['\"]?(?P<flag_name>[\w.-]+)['\"]?\s+--?value\s+{_FLAG_VALUE}",
+    rf"{_VALUE_KEY}\s*[:=]\s*{_VALUE}",
+    re.IGNORECASE,
+)
+# PowerShell and CLI parameters: ``-Name DbPassword -Value ...``
+_FLAG_PAIR = re.compile(
+    rf"(?<!\S)--?(?:name|key)\s+['\"]?(?P<name>[\w.-]+)['\"]?\s+--?value\s+{_VALUE}",
     re.IGNORECASE,
 )
 # A line that only names: ``- name: DB_PASSWORD``, ``<AdministratorPassword>``, ``password:``
@@ -59,10 +61,10 @@ _LINES_APART = 2  # the value within two lines under its name
 def named_value_findings(lines: Sequence[str]) -> Iterator[tuple[int, int, int]]:
     """``(line, start, end)`` of each credential held beside its name (line 1 is ``lines[0]``)."""
     for number, line in enumerate(lines, 1):
-        for match in _SAME_LINE.finditer(line):
-            name, group = ("name", "value") if match["name"] else ("flag_name", "flag_value")
-            if _names_secret(match[name], match[group]):
-                yield number, *_unquoted(match, group)
+        flags = _FLAG_PAIR.finditer(line) if "alue" in line or "ALUE" in line else ()
+        for match in (*_SAME_LINE.finditer(line), *flags):
+            if _names_secret(match["name"], match["value"]):
+                yield number, *_unquoted(match, "value")
         named = _NAME_LINE.match(line)
         if named is None:
             continue

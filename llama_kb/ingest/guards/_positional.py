@@ -150,7 +150,7 @@ def recovery_list_findings(lines: list[str]) -> Iterator[tuple[int, int, int]]:
     """``(line, start, end)`` of two-factor codes listed under a heading that names them
     (``Google backup codes ...`` then ``1. 7397 4710``), two or more of them."""
     for index, line in enumerate(lines):
-        if not _CODES_HEADING.search(line):
+        if ("ode" not in line and "ODE" not in line) or not _CODES_HEADING.search(line):
             continue
         listed = []
         for number, below in enumerate(lines[index + 1 : index + 1 + _MAX_CODES], index + 2):

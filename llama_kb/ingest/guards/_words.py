@@ -109,6 +109,9 @@ _WEAK_WORDS = {
     "signer": "key",
 }
 # ``SK`` (secret key, beside ``AK``, the access key, in Chinese clouds' SDKs) as a whole part
+# A word that is the word for password or a compound ending in it, maybe with a short
+# ending (``Datenbankkennworts``)
+_COMPOUND_END = re.compile("(?:" + "|".join(COMPOUND_STEMS) + r")[^\W\d_]{0,3}$")
 _SECRET_KEY_PART = re.compile(r"(?:^|[_.-])(?:SK|sk)$")
 _NOT_COMPOUND = frozenset(
     {"bypass", "compass", "surpass", "trespass", "overpass", "underpass", "multipass", "oauth"}
@@ -229,18 +232,11 @@ def _strength(word: str) -> tuple[int, str]:
             return STRONG, named
     if (word.endswith("pass") and len(word) > 4) or (word.endswith("login") and len(word) > 5):
         return WEAK, "password"  # requirepass, sp_addlogin
-    if any(_inflected_end(word, stem) for stem in COMPOUND_STEMS):
+    if _COMPOUND_END.search(word):
         return STRONG, "password"  # Initialkennwort, adminwachtwoord, pääkäyttäjänsalasana
     if word.endswith("key") and word[:-3] in {"api", "secret", "private", "access", "signing"}:
         return STRONG, "api_key"
     return 0, ""
-
-
-def _inflected_end(word: str, stem: str) -> bool:
-    """Whether ``word`` is ``stem`` or a compound ending in it, maybe with a short ending
-    (``Datenbankkennworts``)."""
-    at = word.find(stem)
-    return at >= 0 and len(word) - at - len(stem) <= 3
 
 
 def qualified_before(line: str, start: int) -> bool:

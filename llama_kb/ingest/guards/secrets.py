@@ -72,7 +72,7 @@ from llama_kb.ingest.guards._pairs import pair_findings
 from llama_kb.ingest.guards._positional import positional_spans, recovery_list_findings
 from llama_kb.ingest.guards._tokens import vendor_token_spans
 from llama_kb.ingest.guards._values import UUID, is_base58check, is_known_example, is_public
-from llama_kb.ingest.guards._words import SESSION_NAME, has_hint, qualified_before
+from llama_kb.ingest.guards._words import SESSION_NAME, qualified_before
 
 __all__ = ["CREDENTIAL_WORDS", "PATTERNS", "SecretFinding", "SecretScanner", "SensitivePattern"]
 
@@ -296,7 +296,7 @@ class SecretScanner:
             _keep_disjoint(found, (SecretFinding(n, _POSITIONAL, s, e) for s, e in spans))
             if "[" in line and "," in line:  # a list of byte values
                 before = lines[n - 2] if n > 1 else ""
-                keys = byte_key_spans(line, has_hint(line) or has_hint(before), before)
+                keys = byte_key_spans(line, before)
                 _keep_disjoint(found, (SecretFinding(n, "private_key", s, e) for s, e in keys))
         codes = recovery_list_findings(lines)
         _keep_disjoint(found, (SecretFinding(n, _POSITIONAL, s, e) for n, s, e in codes))
