@@ -69,7 +69,10 @@ _NOT_ANSWER = frozenset(
 )
 _LABEL_WORD = re.compile(r"[^\W\d]+")
 _LIST_ITEM = re.compile(r"\s*(?:[-*]\s+)?")
-_IDEMPOTENT = frozenset({"client", "request", "sync", "upload", "job", "batch", "state"})
+_OPENS = frozenset(
+    {"api", "auth", "access", "server", "account", "secret", "private", "personal", "service"}
+    | {"master", "admin", "bot", "app", "integration", "license", "deploy", "bearer"}
+)
 # A chat line's time and speaker: ``[14:04] lea:``, ``<lea>``, ``lea:``
 _SPEAKER = re.compile(r"\s*(?:\[[\d:. APMapm]{3,12}\]\s*)?(?:<[\w.-]{1,32}>|[\w.-]{1,32}:)\s+")
 _KEY_AFTER = re.compile(r"['\"]?=(?!=)|['\"]:|(?<=['\"]):")  # key=, "key":, not a prose colon
@@ -152,8 +155,10 @@ def _word_contexts(
             # ``access_token$production$...``: a ``$`` right after the word joins its value
             shift = match.end() + (rest[:1] == "$" and rest[1:2].isalpha())
             window_end = match.end() + len(rest)
-            # a client's or request's token is often a UUID for idempotency (``ClientToken``)
-            uuid_named = not _IDEMPOTENT.intersection(identifier_words(match.group()))
+            # a UUID across ``:`` or ``=`` is a credential under a word saying what it opens
+            # (``X-Server-Token``, ``api_token``); other tokens are often UUIDs for idempotency
+            # or callbacks (``ClientToken``, ``LifecycleActionToken``)
+            uuid_named = bool(_OPENS.intersection(identifier_words(match.group())))
             found = _value_after(line[shift:window_end], strength, uuid_named=uuid_named)
             if found:  # a value longer than the window ends where its token ends
                 end = shift + found[1]

@@ -104,6 +104,7 @@ def test_round10_secret_is_found(text: str) -> None:
         + base64.b64encode(bytes(random.Random(3).randrange(256) for _ in range(400))).decode(),
         # idempotency tokens of clients and requests, queries given to a class, dunder names
         f'"ClientToken": "{UUID}"',
+        f'"LifecycleActionToken": "{UUID}",',
         'q = httplib.QueryParams("a=123&b=456")',
         "ca = colorlib.Colorizer('3VarAddA')",
         "    def __init__(self, local, private):\n        Decompiler.__init__(self)",
