@@ -2,7 +2,7 @@
 
 Run ``python -m benchmarks.secrets_bench``; prints the README tables (Markdown). Each held-out
 set was written before the detector was tuned for it; once looked at, a set becomes a tuning
-set. Round 9 tuned on all eight held-out sets (held-out 8 last; it was written by someone
+set. Round 10 tuned on all nine held-out sets (held-out 9 last; it was written by someone
 who had not read the detector, and measured once before). A set labelled "never tuned on"
 shows its totals only, never its cases (the next independent check goes there).
 """
@@ -58,7 +58,7 @@ SETS: tuple[tuple[str, tuple[Case, ...], tuple[Case, ...]], ...] = (
     ("held-out 6 (stop 25; tuned on it in round 7)", HOLDOUT6_SECRETS, HOLDOUT6_HARMLESS),
     ("held-out 7 (stop 26; tuned on it in round 8)", HOLDOUT7_SECRETS, HOLDOUT7_HARMLESS),
     ("held-out 8 (stop 27; tuned on it in round 9)", HOLDOUT8_SECRETS, HOLDOUT8_HARMLESS),
-    ("held-out 9 (stop 28; never tuned on)", HOLDOUT9_SECRETS, HOLDOUT9_HARMLESS),
+    ("held-out 9 (stop 28; tuned on it in round 10)", HOLDOUT9_SECRETS, HOLDOUT9_HARMLESS),
 )
 
 

@@ -102,13 +102,13 @@ def test_eighth_held_out_set() -> None:
     assert result["false_positives"] == 0, [c.text for c in result["flagged"]]  # type: ignore[attr-defined]
 
 
-def test_ninth_held_out_set_never_tuned_on() -> None:
-    """Written without reading the detector, measured once at stop 28 on the round-9 detector:
-    114/130 found (87.7 %, the 95 % target not met), 4/105 flagged (3.8 %). Floors only: a
-    change to the detector must not lose what it found or flag more."""
+def test_ninth_held_out_set() -> None:
+    """Written without reading the detector, measured once at stop 28 (114/130 found, 4/105
+    flagged); tuned on in round 10 by category (README). Floors at what round 10 reached."""
     assert len(HOLDOUT9_SECRETS) >= 120 and len(HOLDOUT9_HARMLESS) >= 100
     result = evaluate(secrets=HOLDOUT9_SECRETS, harmless=HOLDOUT9_HARMLESS)
-    assert result["found"] >= 114 and result["false_positives"] <= 4
+    assert result["found"] == len(HOLDOUT9_SECRETS), [c.kind for c in result["missed"]]  # type: ignore[attr-defined]
+    assert result["false_positives"] == 0, [c.text for c in result["flagged"]]  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize("case", SECRETS, ids=[f"{i}-{c.kind}" for i, c in enumerate(SECRETS)])

@@ -49,13 +49,14 @@ _COMMENT = re.compile(r"\s#\s|\s//\s")  # a comment ends the window: ``pass  # 0
 _IDENT = re.compile(r"[^\W\d][\w.-]*")
 # A long random run of base64 (armoured data): the letters inside it are not words (``vPw5G``).
 _RANDOM_RUN = re.compile(r"[A-Za-z0-9+/]{24,}")
+_DATA_LENGTH = 200
 # Scripts written without spaces: their characters next to a value are not part of it.
 _CJK = "\u3000-\u9fff\uac00-\ud7af\uff00-\uffef"
 _CJK_EDGES = re.compile(f"^[{_CJK}]+|[{_CJK}]+$")
 # A quoted string without spaces, or a run between separators (``&`` only before ``key=``).
 _TOKEN = re.compile(
-    r"\"[^\"\s=:;,(){}\[\]<>]+\"|'[^'\s=:;,(){}\[\]<>]+'|`[^`\s=:;,(){}\[\]<>]+`|"
-    r"(?:[^\s'\"`,;()\[\]{}<>|&=:]|&(?![\w.-]+=))+"
+    r"\"[^\"\s=:;,(){}\[\]<>]+=*\"|'[^'\s=:;,(){}\[\]<>]+=*'|`[^`\s=:;,(){}\[\]<>]+`|"
+    r"(?:[^\s'\"`,;()\[\]{}<>|&=:]|&(?![\w.-]+=))+(?:=+(?=[\s)\]}>,;]|$))?"
 )
 _QUOTES = "'\"`"
 _TOKEN_REST = re.compile(r"[^\s'\"`,;()\[\]{}<>|]*")
@@ -66,12 +67,19 @@ _NOT_ANSWER = frozenset(
     {"reference", "request", "order", "ticket", "number", "trace", "correlation", "case"}
     | {"transaction", "invoice", "tracking", "build", "version", "commit", "date", "time"}
 )
+_LABEL_WORD = re.compile(r"[^\W\d]+")
+_LIST_ITEM = re.compile(r"\s*(?:[-*]\s+)?")
+_OPENS = frozenset(
+    {"api", "auth", "access", "server", "account", "secret", "private", "personal", "service"}
+    | {"master", "admin", "bot", "app", "integration", "license", "deploy", "bearer"}
+)
 # A chat line's time and speaker: ``[14:04] lea:``, ``<lea>``, ``lea:``
 _SPEAKER = re.compile(r"\s*(?:\[[\d:. APMapm]{3,12}\]\s*)?(?:<[\w.-]{1,32}>|[\w.-]{1,32}:)\s+")
 _KEY_AFTER = re.compile(r"['\"]?=(?!=)|['\"]:|(?<=['\"]):")  # key=, "key":, not a prose colon
 _TRAILING = ".!?:#*"
-# ``!`` or ``#`` right after a digit ends a password as people make them (a word, digits, ``!``)
-_PASSWORD_END = re.compile(r"\d[!#]+$")
+# Symbols right after a digit end a password as people make them (a word, digits, ``!``,
+# ``*``, ``=``): they belong to it unless the value is wrapped in emphasis (``**x1**``)
+_PASSWORD_END = re.compile(r"\d[!#*=$%&@+_-]+$")
 _LEADING = "*#"
 # Options that take a password: ``-p secret``, ``-P 'secret'``, ``/p:secret``, ``-psecret``.
 _FLAG = re.compile(r"(?<![\w-])(?:--?|/)[pP](?:[ \t]*[:=][ \t]*|[ \t]+)(?=[^\s-])")
@@ -91,7 +99,7 @@ _PAIRS = (  # (a substring the line must hold, the pattern)
     ("@", re.compile(r"(?<![\w/.:@-])[\w.-]+[:/](?P<value>[^\s/@:'\"]{6,})@[\w/(\[]")),
     # a line that is only ``name:password`` (rsync secrets, htpasswd-like files)
     # (a value with ``/`` is a path or an identifier: ``doi:10.1007/...``, ``arXiv:...``)
-    (":", re.compile(r"^\s*[\w.@-]+:(?P<value>[^\s:/]{6,})\s*$")),
+    (":", re.compile(r"^\s*(?P<name>[\w.@-]+):(?P<value>[^\s:/]{6,})\s*$")),
 )
 _Columns = tuple[str, int, dict[int, str]]  # delimiter, cells per row, credential columns
 
@@ -128,7 +136,7 @@ def _contexts(lines: Sequence[str]) -> Iterator[ContextFinding]:
 def _word_contexts(
     number: int, line: str, following: Sequence[tuple[int, str]]
 ) -> Iterator[ContextFinding]:
-    data = [r.span() for r in _RANDOM_RUN.finditer(line) if shape_score(r.group()) == RANDOM]
+    data = [r.span() for r in _RANDOM_RUN.finditer(line) if _is_data(r.group())]
     idents = (
         m
         for m in _IDENT.finditer(line)
@@ -147,7 +155,11 @@ def _word_contexts(
             # ``access_token$production$...``: a ``$`` right after the word joins its value
             shift = match.end() + (rest[:1] == "$" and rest[1:2].isalpha())
             window_end = match.end() + len(rest)
-            found = _value_after(line[shift:window_end], strength)
+            # a UUID across ``:`` or ``=`` is a credential under a word saying what it opens
+            # (``X-Server-Token``, ``api_token``); other tokens are often UUIDs for idempotency
+            # or callbacks (``ClientToken``, ``LifecycleActionToken``)
+            uuid_named = bool(_OPENS.intersection(identifier_words(match.group())))
+            found = _value_after(line[shift:window_end], strength, uuid_named=uuid_named)
             if found:  # a value longer than the window ends where its token ends
                 end = shift + found[1]
                 tail = _TOKEN_REST.match(line, end) if end == window_end else None
@@ -167,14 +179,21 @@ def _word_contexts(
                 yield from _answer(kind, *following[0])
 
 
+def _is_data(run: str) -> bool:
+    """A random run of base64, or one too long for a credential (an inline image)."""
+    return len(run) > _DATA_LENGTH or shape_score(run) == RANDOM
+
+
 def _next_line_value(
     kind: str, strength: int, following: Sequence[tuple[int, str]]
 ) -> Iterator[ContextFinding]:
-    """The value on the line after a credential word, or after a lone user name under it."""
+    """The value on the line after a credential word (maybe the next item of a list, as in
+    ``args: [--token, <value>]`` written in YAML), or after a lone user name under it."""
     for number, text in following[:2]:
-        found = _value_after(text[:_WINDOW_CHARS], strength, max_fillers=0)
+        item = _LIST_ITEM.match(text).end()  # type: ignore[union-attr]
+        found = _value_after(text[item : item + _WINDOW_CHARS], strength, max_fillers=0)
         if found:
-            yield ContextFinding(number, kind, *found)
+            yield ContextFinding(number, kind, item + found[0], item + found[1])
             return
         if not _IDENT.fullmatch(text.strip()):  # only a user name may stand between
             return
@@ -201,7 +220,8 @@ def _answer(kind: str, number: int, text: str) -> Iterator[ContextFinding]:
     speaker = _SPEAKER.match(text)
     offset = speaker.end() if speaker else 0
     found = _value_after(text[offset : offset + _WINDOW_CHARS], WEAK, max_fillers=2)
-    label = identifier_words(text[: offset + found[0]]) if found else []
+    # whole words label a value; a name (``svc_build``, a user before ``/``) does not
+    label = [w.lower() for w in _LABEL_WORD.findall(text[: offset + found[0]])] if found else []
     if found and not NOT_SECRET.union(_NOT_ANSWER).intersection(label):
         yield ContextFinding(number, kind, offset + found[0], offset + found[1])
 
@@ -215,6 +235,8 @@ def _value_before(line: str, start: int, strength: int) -> tuple[int, int] | Non
         if KEY_BEFORE.search(line, 0, window + token.start()):
             return None  # the value of another key (``"iv": "...", "auth_tag"``)
         value = _unwrapped(token.group())
+        if value.endswith("="):  # a key right before the word names its value (``x=pg-auth``)
+            return None
         if strength + shape_score(value) - 1 >= THRESHOLD:
             start = window + token.start() + token.group().index(value)
             return start, start + len(value)
@@ -222,7 +244,7 @@ def _value_before(line: str, start: int, strength: int) -> tuple[int, int] | Non
 
 
 def _value_after(
-    rest: str, strength: int, max_fillers: int = _WINDOW_TOKENS
+    rest: str, strength: int, max_fillers: int = _WINDOW_TOKENS, uuid_named: bool = True
 ) -> tuple[int, int] | None:
     """Span of the first value in ``rest`` scoring at least :data:`THRESHOLD`."""
     if is_encrypted(rest.lstrip(" \t'\"`=:>-")):
@@ -237,8 +259,12 @@ def _value_after(
         if token.group().endswith("$") and rest[token.end() : token.end() + 1] == "{":
             return None  # the value is built from a variable: ``neo4j/${NEO4J_PASSWORD}``
         score = shape_score(value)
-        if adjacent and strength == STRONG and UUID.match(value):
-            score = RANDOM  # "consul token <uuid>": right after a strong word, a UUID is one
+        bound = not fillers and not rest[: token.start()].strip(" \t-_:='\"")
+        bound = adjacent or (bound and uuid_named)
+        if bound and strength == STRONG and UUID.match(value):
+            # "consul token <uuid>", "X-Server-Token: <uuid>": bound to a strong word, a UUID
+            # is the credential
+            score = RANDOM
         if strength + score - (fillers > 2) >= THRESHOLD:
             start = token.start() + token.group().index(value)
             return start, start + len(value)
@@ -257,8 +283,9 @@ def _unwrapped(token: str) -> str:
     """The value in a token: no quotes, emphasis or closing punctuation; ``""`` for ``x...``."""
     if token.rstrip(_QUOTES).endswith(("...", "…")):
         return ""
-    value = _CJK_EDGES.sub("", token.strip(_QUOTES)).lstrip(_LEADING)
-    closed = value.rstrip(".?:*")
+    bare = _CJK_EDGES.sub("", token.strip(_QUOTES))
+    value = bare.lstrip(_LEADING)
+    closed = value.rstrip(".?:" if value == bare else ".?:*")
     return closed if _PASSWORD_END.search(closed) else value.rstrip(_TRAILING)
 
 
@@ -274,6 +301,9 @@ def _flag_contexts(number: int, line: str) -> Iterator[ContextFinding]:
     for needle, pattern in _PAIRS:
         for match in pattern.finditer(line) if needle in line else ():
             value = match.group("value").strip("'\"").rstrip(_TRAILING)
+            name = match.groupdict().get("name") or ""
+            if NOT_SECRET.intersection(identifier_words(name)):  # SHA256:<fingerprint>
+                continue
             if WEAK + shape_score(value) >= THRESHOLD:
                 start = match.start("value")
                 yield ContextFinding(number, "password", start, start + len(value))

@@ -4,7 +4,8 @@ Kubernetes ``Secret`` data (``DATABASE_URL: <base64 of a URL with a password>``)
 ``<Pass encoding="base64">`` and the output of ``echo ... | base64`` keep credentials in
 base64, which no pattern or shape reads. :func:`decoded_tokens` gives each base64 token of a
 line that decodes to printable text, so the scanner can look at the line with the text in
-its place (as trufflehog's base64 decoder does). :func:`unescaped` undoes the escaped quotes
+its place (as trufflehog's base64 decoder does). :func:`byte_key_spans` finds private keys
+written as lists of byte values. :func:`unescaped` undoes the escaped quotes
 of a JSON document logged or embedded in another string (``{\\"password\\":\\"...\\"}``), with
 the map from its offsets back to the line's.
 """
@@ -16,12 +17,34 @@ import binascii
 import re
 from collections.abc import Iterator
 
-__all__ = ["decoded_tokens", "unescaped"]
+from llama_kb.ingest.guards._words import has_hint
+
+__all__ = ["byte_key_spans", "decoded_tokens", "unescaped"]
 
 # Padded base64 with a digit, ``+``, ``/`` or ``=`` in it (words are not base64 of anything)
 _BASE64 = re.compile(r"(?<![\w+/=.-])(?=[A-Za-z]*[0-9+/=])[A-Za-z0-9+/]{12,400}={0,2}(?![\w+/=.-])")
 _MIN_TEXT = 6
+_NOT_KEY_BYTES = re.compile(r"hash|digest|sha\d|checksum|signature|public|pubkey|nonce|salt|\biv\b")
+_BYTE_LIST = re.compile(r"\[(?P<body>\s*\d{1,3}(?:\s*,\s*\d{1,3}){31,63})\s*\]")
 _ESCAPED = re.compile(r"\\+(?=[\"'/])")  # backslashes before a quote or a slash
+
+
+def byte_key_spans(line: str, before: str = "") -> Iterator[tuple[int, int]]:
+    """Spans of private keys written as a list of random byte values: 64 (an Ed25519 key
+    pair) alone on its line (Solana's ``id.json``) or beside a credential word (in ``line``
+    or the line ``before`` it), 32 beside one; not when either line calls the bytes a
+    digest, signature or public key."""
+    for match in _BYTE_LIST.finditer(line) if "," in line else ():
+        values = [int(v) for v in match.group("body").split(",")]
+        if len(values) not in (32, 64) or max(values) > 255:
+            continue
+        if _NOT_KEY_BYTES.search(line.lower()) or _NOT_KEY_BYTES.search(before.lower()):
+            return
+        alone = match.group() == line.strip()  # a key file's whole content
+        named = has_hint(line) or has_hint(before)
+        random = len(set(values)) >= len(values) // 2 and values != sorted(values)
+        if random and (named or (alone and len(values) == 64)):
+            yield match.span()
 
 
 def decoded_tokens(line: str) -> Iterator[tuple[int, int, str]]:

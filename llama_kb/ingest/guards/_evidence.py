@@ -43,10 +43,13 @@ _REGEX = re.compile(
 _UUID_INSIDE = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.I)
 # numbers, dates and times, versions, ports, addresses
 _NUMERIC = re.compile(r"^(?:[\d\W_]|(?<=\d)[TZ])+$")
-# Values encrypted for storage (SOPS, jasypt, Ansible Vault, sealed secrets, EJSON, and
-# base64 in braces as Maven and Jenkins write it): safe to publish.
+# Values encrypted for storage (SOPS, jasypt, Ansible Vault, sealed secrets, EJSON, base64
+# in braces as Maven and Jenkins write it, DPAPI and Rails credentials): safe to publish.
 _ENCRYPTED = re.compile(
-    r"^(?:ENC[\[(]|\$ANSIBLE_VAULT|!vault\b|vault:v\d:|EJ\[\d:|\{[A-Za-z0-9+/]{16,}={0,2}\})"
+    r"^(?:ENC[\[(]|\$ANSIBLE_VAULT|!vault\b|vault:v\d:|EJ\[\d:|\{[A-Za-z0-9+/]{16,}={0,2}\}|"
+    # Windows DPAPI blobs (an ``.rdp`` file's ``password 51:b:``), Rails encrypted credentials
+    r"(?:\d+:b:)?(?i:01000000D08C9DDF0115D1118C7A00C04FC297EB)|"
+    r"[A-Za-z0-9+/]{16,}={0,2}--[A-Za-z0-9+/]{16,}={0,2}--[A-Za-z0-9+/]{16,}={0,2}$)"
 )
 _GROUPED_LETTERS = re.compile(r"^[a-z]{4}(?:-[a-z]{4}){3}$")
 # Three or more words and a number, one separator throughout: a passphrase as password
@@ -68,6 +71,9 @@ _SHORT_TAIL = re.compile(r"\d[-._](?=[A-Za-z0-9]{1,3}$)[A-Za-z0-9]*[A-Za-z]")
 _MAX_LENGTH = 200  # longer values are blobs (certificates, encrypted data, images)
 # A relative path to a file (an S3 object key ``app/5026-stage.war``): base64 has no ``.``.
 _FILE_PATH = re.compile(r"^[\w.-]+(?:/[\w.-]+)+\.[A-Za-z][A-Za-z0-9]{0,5}$")
+# One run of upper and lower case and digits, then a separator: a password made from a word
+# (``__init__`` or ``Sub.name_`` in code have separators inside too)
+_SEPARATOR_END = re.compile(r"^(?=.*\d)(?=.*[a-z])(?=.*[A-Z])[A-Za-z0-9]+[-_.]+$")
 
 
 def entropy(value: str) -> float:
@@ -118,7 +124,7 @@ def is_name(value: str) -> bool:
     A random token breaks into short pieces (``aK9xQz`` into ``a K 9 x Qz``) or holds many
     groups of digits.
     """
-    if not _NAME.match(value):
+    if not _NAME.match(value) or _SEPARATOR_END.match(value):
         return False
     if any(len(p) <= 6 and _RANDOM_PIECE.match(p) for p in re.split(r"[-_./]", value)):
         return False

@@ -9,7 +9,15 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["KEY_STEMS", "PASSWORD_STEMS", "PHRASES", "STEMS_PATTERN", "TOKEN_STEMS"]
+__all__ = [
+    "COMPOUND_STEMS",
+    "CREDENTIAL_WORDS",
+    "KEY_STEMS",
+    "PASSWORD_STEMS",
+    "PHRASES",
+    "STEMS_PATTERN",
+    "TOKEN_STEMS",
+]
 
 # Polish, Russian, Ukrainian, Czech, Slovak, Turkish, Hungarian, Finnish, Swedish, Danish,
 # Norwegian, Dutch, Portuguese, Croatian, Serbian, Slovene, Greek, Romanian, Estonian,
@@ -21,6 +29,22 @@ PASSWORD_STEMS: tuple[str, ...] = (
     "senha", "lozink", "geslo", "κωδικ", "συνθηματικ", "parolă", "parolei", "parola", "parool",
     "slaptažod", "slaptazod", "lykilorð", "fjalëkalim", "contrasenya", "contrasinal",
     "pasahitz", "nenosiri", "პაროლ", "գաղտնաբառ",
+    # Azerbaijani, Welsh, Irish, Esperanto, Zulu, Haitian Creole
+    "şifrə", "sifrə", "cyfrinair", "pasfhocal", "pasvort", "iphasiwedi", "modpas",
+)  # fmt: skip
+# Languages that compound nouns put the word for password last (``Initialkennwort``,
+# ``adminwachtwoord``, ``pääkäyttäjänsalasana``): German, Dutch, Afrikaans, Luxembourgish,
+# Swedish, Norwegian, Danish, Finnish, Hungarian, Estonian and Czech, Polish, Slovene.
+COMPOUND_STEMS: tuple[str, ...] = (
+    "passwort", "kennwort", "wachtwoord", "wagwoord", "passwuert", "lösenord", "losenord",
+    "passord", "adgangskode", "salasana", "jelszó", "jelszo", "parool", "heslo", "hasło",
+    "geslo",
+)  # fmt: skip
+# The word for "credentials" (login data) in Romance, Germanic and Slavic languages
+CREDENTIAL_WORDS: tuple[str, ...] = (
+    "credenziali", "credenciales", "credenciais", "credencials", "identifiants",
+    "zugangsdaten", "logindaten", "anmeldedaten", "inloggegevens", "inloggningsuppgifter",
+    "påloggingsinformasjon", "loginoplysninger", "tunnukset", "uwierzytelniające",
 )  # fmt: skip
 # The word for "key" (weak evidence, as ``key`` is) and for "token", by stem.
 KEY_STEMS: tuple[str, ...] = (
@@ -31,16 +55,20 @@ TOKEN_STEMS: tuple[str, ...] = ("токен", "jeton", "gettone")
 # The stems as a pattern for a word that starts with one (``şifreniz``).
 STEMS_PATTERN = r"\b(?:" + "|".join(PASSWORD_STEMS) + r")\w*"
 _CJK_PASSWORD = (
-    "パスワード|暗証番号|密码|密碼|口令|비밀번호|암호|סיסמ|पासवर्ड|รหัสผ่าน|"
+    "パスワード|暗証番号|密码|密碼|口令|비밀번호|비번|패스워드|암호|סיסמ|पासवर्ड|รหัสผ่าน|"
     # Persian, Urdu, Bengali, Tamil, Hindi (Devanagari word), Kazakh, Mongolian, Lao, Khmer,
     # Burmese, Sinhala and Amharic
     "رمز عبور|گذرواژه|کلمه عبور|پاس ورڈ|পাসওয়ার্ড|கடவுச்சொல்|कूटशब्द|құпия сөз|нууц үг|"
-    "ລະຫັດຜ່ານ|ពាក្យសម្ងាត់|စကားဝှက်|මුරපදය|የይለፍ ቃል"
+    "ລະຫັດຜ່ານ|ពាក្យសម្ងាត់|စကားဝှက်|මුරපදය|የይለፍ ቃል|"
+    # Punjabi, Gujarati, Telugu, Kannada, Malayalam (with or without a zero-width non-joiner),
+    # the Arabic "secret number" and the Hausa "secret word"
+    "ਪਾਸਵਰਡ|પાસવર્ડ|పాస్\u200c?వర్డ్|ಪಾಸ್\u200c?ವರ್ಡ್|പാസ്\u200c?വേഡ്|الرقم السري|kalmar sirri"
 )
 PHRASES: tuple[tuple[re.Pattern[str], str], ...] = (
     (
         re.compile(
-            r"\bmot[- ]de[- ]passe\b|\bm[ậa]t\s+kh[ẩa]u\b|\bkata\s+(?:sandi|laluan)\w*|"
+            r"\bmot[- ]de[- ]passe\b|\bpalavra[- ]passe\b|\bm[ậa]t\s+kh[ẩa]u\b|"
+            r"\bkata\s+(?:sandi|laluan)\w*|"
             r"كلمة (?:المرور|السر)|" + _CJK_PASSWORD + "|"
             # an access code in Romance and Germanic languages
             r"\bcodice\s+di\s+accesso\b|\bc[oó]digo\s+de\s+acc?esso?\b|\bcode\s+d'acc[eè]s\b|"

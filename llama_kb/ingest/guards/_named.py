@@ -7,9 +7,9 @@ on consecutive lines:
   definitions and Azure app settings (``{"name": "DB_PASSWORD", "value": "..."}``),
   CloudFormation parameters (``ParameterKey=DbPassword,ParameterValue=...``), Terraform and
   CI variables (``key = "API_TOKEN"`` then ``value = "..."``);
-* an element or a key naming a credential whose child holds the value
+* an element, a key or a block naming a credential whose child holds the value
   (``<AdministratorPassword>`` then ``<Value>...</Value>``, ``password:`` then
-  ``value: ...``).
+  ``value: ...``, Terraform's ``variable "db_password" {`` then ``default = ...``).
 
 The name must name a credential (:func:`~._assignments.names_credential`) and the value look
 like a secret (:func:`~._values.looks_secret`), as for a plain assignment; or, on one line,
@@ -37,10 +37,16 @@ _SAME_LINE = re.compile(
     rf"{_VALUE_KEY}\s*[:=]\s*{_VALUE}",
     re.IGNORECASE,
 )
+# PowerShell and CLI parameters: ``-Name DbPassword -Value ...``
+_FLAG_PAIR = re.compile(
+    rf"(?<!\S)--?(?:name|key)\s+['\"]?(?P<name>[\w.-]+)['\"]?\s+--?value\s+{_VALUE}",
+    re.IGNORECASE,
+)
 # A line that only names: ``- name: DB_PASSWORD``, ``<AdministratorPassword>``, ``password:``
 _NAME_LINE = re.compile(
     rf"^\s*(?:-\s*)?(?:{_NAME_KEY}\s*[:=]\s*['\"]?(?P<name>[\w.-]+)['\"]?,?"
-    r"|<(?P<tag>[\w.:-]+)(?:\s[^<>]*)?>|(?P<parent>[\w.-]+):)\s*$",
+    r"|<(?P<tag>[\w.:-]+)(?:\s[^<>]*)?>|(?P<parent>[\w.-]+):"
+    r"|(?:variable|param(?:eter)?|setting|secret)\s+['\"]?(?P<block>[\w.-]+)['\"]?\s*\{)\s*$",
     re.IGNORECASE,
 )
 _VALUE_LINE = re.compile(
@@ -55,13 +61,14 @@ _LINES_APART = 2  # the value within two lines under its name
 def named_value_findings(lines: Sequence[str]) -> Iterator[tuple[int, int, int]]:
     """``(line, start, end)`` of each credential held beside its name (line 1 is ``lines[0]``)."""
     for number, line in enumerate(lines, 1):
-        for match in _SAME_LINE.finditer(line):
+        flags = _FLAG_PAIR.finditer(line) if "alue" in line or "ALUE" in line else ()
+        for match in (*_SAME_LINE.finditer(line), *flags):
             if _names_secret(match["name"], match["value"]):
                 yield number, *_unquoted(match, "value")
         named = _NAME_LINE.match(line)
         if named is None:
             continue
-        name = named["name"] or named["tag"] or named["parent"]
+        name = named["name"] or named["tag"] or named["parent"] or named["block"]
         if not names_credential(name):
             continue
         for offset, below in enumerate(lines[number : number + _LINES_APART], 1):

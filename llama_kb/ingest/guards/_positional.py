@@ -7,12 +7,13 @@ Each rule is a category of place that holds a password by convention, not one to
 * the argument after a Windows-style user option (``net use ... /user:DOM\\user <password>``);
 * a line of two quoted fields, user then password (pgbouncer's ``userlist.txt``);
 * the quoted arguments of a call whose name says it logs in or connects
-  (``DBI->connect(dsn, "user", "...")``, ``ldap.simple_bind_s(dn, "...")``);
+  (``DBI->connect(dsn, "user", "...")``, ``ldap.simple_bind_s(dn, "...")``), and the first
+  argument of a client library's class (``vendor.Client("...")``) when random or a UUID;
 * ``log in as <user> with <value>``;
 * the random path segment of a webhook URL (``/hooks/<id>``);
 * an app password of four groups of four letters after a credential word;
 * a mnemonic seed phrase under a key that names it;
-* two-factor recovery codes after the words that name them.
+* two-factor recovery codes after the words that name them, or listed under them.
 
 A value is reported when the weak evidence of its position plus its shape
 (:func:`~._evidence.shape_score`) reaches the threshold of :mod:`._context`.
@@ -24,9 +25,9 @@ import re
 from collections.abc import Iterator
 
 from llama_kb.ingest.guards._context import THRESHOLD
-from llama_kb.ingest.guards._evidence import entropy, is_name, shape_score
+from llama_kb.ingest.guards._evidence import RANDOM, entropy, is_name, shape_score
 
-__all__ = ["positional_spans"]
+__all__ = ["positional_spans", "recovery_list_findings"]
 
 _WEAK = 1
 _PAIR = 2
@@ -61,6 +62,19 @@ _LOGIN_NAME = re.compile(
     r"(?:set|change|reset)_?password",
     re.IGNORECASE,
 )
+# A class of a client library's module (``deepl.Translator``, ``mercadopago.SDK``): its
+# first argument is the credential the client is made with, unless the class names a value
+# type (``uuid.UUID``, ``decimal.Decimal``)
+_SDK_CLASS = re.compile(r"^(?:[a-z][a-z0-9_]*\.)+[A-Z]\w*$")
+_VALUE_TYPE = re.compile(
+    r"uuid|guid|id$|hash|digest|hex|decimal|date|time|version|path|url|uri|param|query|header|"
+    r"cookie|pattern|regex|format|template",
+    re.I,
+)
+# A UUID, maybe with a short suffix (``<uuid>:fx``), given to a client is an API key
+_UUID_KEY = re.compile(
+    r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(?::[a-z]{1,4})?$", re.I
+)
 # A host as first argument: ``mysqli("localhost", user, password, db)``
 _HOST = re.compile(r"^(?:localhost|[a-z0-9-]+(?:\.[a-z0-9-]+)+|[a-z][\w+]*://\S*)$")
 # Commands and calls that create a user take its password: ``createUser``, ``useradd``.
@@ -92,6 +106,17 @@ _RECOVERY = re.compile(
     re.IGNORECASE,
 )
 _VOWELS = re.compile("[aeiouy]", re.IGNORECASE)
+# A heading naming one-time codes, then a list of them, one per line
+_CODES_HEADING = re.compile(
+    r"\b(?:recovery|backup|scratch|emergency|one[- ]time|two[- ]factor|2fa|mfa)\b[^\n]{0,20}?"
+    r"\bcodes?\b",
+    re.IGNORECASE,
+)
+_LISTED_CODE = re.compile(
+    r"^\s*(?:\d{1,2}[.)]\s*|[-*•]\s*)?(?P<code>\d{4}[ -]?\d{4}|\d{6,10}|"
+    r"(?=[a-zA-Z]*\d)(?=\d*[a-zA-Z])[a-zA-Z0-9]{4,5}-?[a-zA-Z0-9]{4,5})\s*$"
+)
+_MAX_CODES = 16
 
 
 def positional_spans(line: str) -> Iterator[tuple[int, int]]:
@@ -121,6 +146,24 @@ def positional_spans(line: str) -> Iterator[tuple[int, int]]:
         yield match.span("bare")
 
 
+def recovery_list_findings(lines: list[str]) -> Iterator[tuple[int, int, int]]:
+    """``(line, start, end)`` of two-factor codes listed under a heading that names them
+    (``Google backup codes ...`` then ``1. 7397 4710``), two or more of them."""
+    for index, line in enumerate(lines):
+        if ("ode" not in line and "ODE" not in line) or not _CODES_HEADING.search(line):
+            continue
+        listed = []
+        for number, below in enumerate(lines[index + 1 : index + 1 + _MAX_CODES], index + 2):
+            code = _LISTED_CODE.match(below)
+            if code is None:
+                if below.strip():
+                    break
+                continue
+            listed.append((number, *code.span("code")))
+        if len(listed) >= 2:
+            yield from listed
+
+
 def _call_arguments(call: re.Match[str]) -> Iterator[tuple[int, int]]:
     """Quoted arguments of a call named for logging in or connecting, and the arguments after
     a host and a user (``mysqli("localhost", "shop", "<password>")``).
@@ -132,15 +175,26 @@ def _call_arguments(call: re.Match[str]) -> Iterator[tuple[int, int]]:
     values = [a.group("q1") if a.group("q1") is not None else a.group("q2") for a in arguments]
     named = bool(_LOGIN_NAME.search(call.group("name")))
     host_first = len(values) >= 3 and bool(_HOST.match(values[0]))
+    offset = call.start("args")
+    if _sdk_client(call.group("name")) and values:
+        first = values[0]
+        token = not any(c in first for c in "=&: ")  # not a query, a mapping or a sentence
+        if _UUID_KEY.match(first) or (token and shape_score(first) == RANDOM):
+            group = "q1" if arguments[0].group("q1") is not None else "q2"
+            yield offset + arguments[0].start(group), offset + arguments[0].end(group)
     if not (named or host_first):
         return
-    offset = call.start("args")
     for index, (argument, value) in enumerate(zip(arguments, values, strict=True)):
         # at most 2: the value's shape must add to it
         evidence = min(_PAIR, (_WEAK if named else 0) + (index >= 2) + (index >= 2 and host_first))
         if "=" not in value and ":" not in value and evidence + shape_score(value) >= THRESHOLD:
             group = "q1" if argument.group("q1") is not None else "q2"
             yield offset + argument.start(group), offset + argument.end(group)
+
+
+def _sdk_client(name: str) -> bool:
+    """Whether ``name`` is a class of a client library's module, not a value type."""
+    return bool(_SDK_CLASS.match(name)) and not _VALUE_TYPE.search(name.rsplit(".", 1)[-1])
 
 
 def _scored(match: re.Match[str]) -> Iterator[tuple[int, int]]:

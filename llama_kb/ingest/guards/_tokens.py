@@ -3,7 +3,8 @@
 Most providers now issue tokens as ``<prefix>_<random>`` (``xai-``, ``pnu_``, ``bkua_``,
 ``dp.st.prd.``, ``sk.``, ``fm2_``, ``s.``), so the shape is evidence without any key before it
 and without a list of prefixes. A quoted key id and secret joined by ``:`` is the same
-evidence. The body must be random: upper case, lower case and digits mixed (or 32+ hex digits),
+evidence. The body must be random: upper case, lower case and digits mixed (or 32+ hex digits,
+alone or inside it; or 40+ characters of one case and digits well mixed),
 at least 28 characters (object ids such as Stripe's ``cus_`` and ``pi_`` are shorter) and high
 entropy; kebab-case names, version strings and words are not. Prefixes that name a digest or a
 one-time value (``sha512-``, ``nonce-``) and keys meant to be published (``pk_live_``,
@@ -30,6 +31,7 @@ _ID_SECRET = re.compile(
     r"(?<=['\"])(?P<prefix>[A-Za-z][\w.-]{2,39}):(?P<body>[A-Za-z0-9_+/-]{24,}={0,2})(?=['\"])"
 )
 _HEX = re.compile(r"^[0-9a-f]{32,}$")
+_HEX_RUN = re.compile(r"[0-9a-f]{32,}")
 _NOT_SECRET_PREFIX = re.compile(
     r"^(?:sha\d*|md5|blake\w*|h\d|hash|nonce|state|code|challenge|integrity|id|uuid|commit|"
     r"build|rev|etag|trace|span|req|request|session|img|image|file|asset|static|chunk|v\d*)$"
@@ -60,9 +62,13 @@ def _random(body: str) -> bool:
     core = body.replace("-", "").replace("_", "")
     if _HEX.match(core.lower()) and core.lower() == core:
         return any(c.isalpha() for c in core) and any(c.isdigit() for c in core)
-    mixed = (
-        any(c.islower() for c in core)
-        and any(c.isupper() for c in core)
-        and any(c.isdigit() for c in core)
-    )
-    return mixed and len(core) >= 28 and entropy(core[:200]) >= 4.0
+    run = _HEX_RUN.search(core)  # APP_USR-<digits>-<32 hex digits>-<digits>
+    if run and any(c.isalpha() for c in run.group()) and any(c.isdigit() for c in run.group()):
+        return True
+    lower, upper = any(c.islower() for c in core), any(c.isupper() for c in core)
+    digits = sum(c.isdigit() for c in core)
+    if lower and upper and digits:
+        return len(core) >= 28 and entropy(core[:200]) >= 4.0
+    # one case and digits (base36): long, with digits and letters well mixed
+    share = digits / len(core)
+    return len(core) >= 40 and 0.15 <= share <= 0.85 and entropy(core[:200]) >= 4.2

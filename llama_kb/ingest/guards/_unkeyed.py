@@ -7,7 +7,8 @@ looks like a secret (:func:`~._values.looks_secret`):
   ``redis-cli -a``, ``ldapsearch -w``, ``mysql -p'...'``, ``curl -u user:password``,
   ``rabbitmqctl add_user user password``);
 * SQL ``IDENTIFIED BY '...'`` and ``[WITH] [LOGIN] PASSWORD '...'``;
-* fixed-field files: ``.pgpass`` lines and Postfix ``sasl_passwd`` maps;
+* fixed-field files: ``.pgpass`` lines and Postfix ``sasl_passwd`` maps; settings named
+  after a registry's host holding ``user:password`` (Bundler's ``BUNDLE_<HOST>``);
 * calls whose argument is a password by definition (``NetworkCredential(user, password)``,
   ``ConvertTo-SecureString "..."``);
 * prose: ``the admin password is ...``, ``password is: ...``, ``admin / <password>``, and
@@ -33,6 +34,7 @@ _PASSWORD_OPTIONS = (
     (r"redis-cli", "a"),
     (r"ldap(?:search|modify|add|delete|passwd|whoami|compare|modrdn|exop)", "w"),
     (r"ssh-keygen", "[NP]"),  # the new and the old passphrase
+    (r"openssl\s+(?:enc|[a-z]+-\d+-[a-z]+|des\S*|bf\S*)", "[kK]"),  # a pass phrase, a raw key
 )
 _CLI: tuple[re.Pattern[str], ...] = (
     *(
@@ -65,6 +67,12 @@ _SASL = re.compile(
 # RADIUS ``{CLEARTEXT}``)
 _PLAIN_SCHEME = re.compile(
     r"\{(?:PLAIN|CLEAR|CLEARTEXT|PLAINTEXT|PLAIN-TRUNC)\}(?P<value>[^\s:]+)", re.I
+)
+# A setting named after a host (Bundler's ``BUNDLE_GEMS__ACME__COM``: ``.`` written ``__``)
+# holding ``user:password``: package managers keep registry credentials this way
+_HOST_KEYED = re.compile(
+    r"^\s*(?:export\s+)?[A-Z][A-Z0-9_]*__[A-Z]{2,6}\s*[=:]\s*['\"]?[^\s:'\"]+:"
+    r"(?P<value>[^\s'\"]{8,})"
 )
 _CALLS: tuple[re.Pattern[str], ...] = (
     re.compile(
@@ -101,6 +109,11 @@ def unkeyed_spans(line: str) -> Iterator[tuple[int, int]]:
         for match in pattern.finditer(line):
             if looks_secret(match.group("value")):
                 yield match.start("value"), match.end("value")
+    for match in _HOST_KEYED.finditer(line) if "__" in line else ():
+        value = match.group("value")
+        mixed = any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
+        if (mixed and not is_placeholder(value)) or looks_secret(value):
+            yield match.span("value")
     for match in _SASL.finditer(line):
         if not is_placeholder(match.group("value")):
             yield match.start("value"), match.end("value")

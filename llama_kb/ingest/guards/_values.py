@@ -81,6 +81,8 @@ _STORED_HASH = re.compile(
 
 UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$", re.I)
 _CAMEL_WORDS = re.compile(r"^[a-z]*(?:[A-Z][a-z]+)+$")  # ExclusiveStartShardId
+_CONSONANTS = re.compile("[bcdfghjklmnpqrstvwxz]{5}")
+_VOWEL = re.compile("[aeiouyAEIOUY]")
 _ENV_NAME = re.compile(r"^[A-Z]+(?:_[A-Z]+)+$")  # "secret": "AWS_SECRET_ACCESS_KEY"
 _CODE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*[A-Za-z]$")  # passwords end in digits
 _CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+")
@@ -170,10 +172,28 @@ def is_base58check(value: str) -> bool:
 
 
 def is_word(value: str) -> bool:
-    """Whether ``value`` (letters, maybe ``-_.``) is a word or a name, not a random string."""
+    """Whether ``value`` (letters, maybe ``-_.``) is a word or a name, not a random string.
+
+    Each part between ``-_.`` is judged: a prefix before random letters (``npg_<random>``)
+    does not make a name.
+    """
     if not all(c.isalpha() or c in "-_." for c in value):
         return False
-    return not value.isalpha() or bool(_CAMEL_WORDS.match(value)) or _entropy(value) < 3.5
+    return not any(_random_letters(part) for part in re.split(r"[-_.]", value))
+
+
+def _random_letters(part: str) -> bool:
+    """Letters that form no word: high entropy outside camel case, or mixed case with pieces
+    that cannot be pronounced (five consonants, or two pieces of three without a vowel;
+    acronyms in capitals are left alone)."""
+    if len(part) < 8:
+        return False
+    if not part.islower() and not part.isupper():
+        pieces = [p for p in _CAMEL.findall(part) if not p.isupper()]
+        mute = [p for p in pieces if len(p) >= 3 and not _VOWEL.search(p)]
+        if len(mute) >= 2 or any(len(p) >= 5 for p in mute) or _CONSONANTS.search(part):
+            return True
+    return not _CAMEL_WORDS.match(part) and _entropy(part) >= 3.5
 
 
 def looks_secret(raw: str) -> bool:

@@ -11,7 +11,14 @@ from __future__ import annotations
 
 import re
 
-from llama_kb.ingest.guards._languages import KEY_STEMS, PASSWORD_STEMS, PHRASES, TOKEN_STEMS
+from llama_kb.ingest.guards._languages import (
+    COMPOUND_STEMS,
+    CREDENTIAL_WORDS,
+    KEY_STEMS,
+    PASSWORD_STEMS,
+    PHRASES,
+    TOKEN_STEMS,
+)
 
 __all__ = [
     "KEY_BEFORE",
@@ -61,6 +68,7 @@ _STRONG_WORDS = {
     "apikey": "api_key",
     "authkey": "api_key",
     "wif": "key",  # a Bitcoin private key in wallet import format
+    **dict.fromkeys(CREDENTIAL_WORDS, "credential"),
 }
 # Compound words ending in one of these name a credential (``rootpw``, ``csrftoken``).
 _STRONG_SUFFIXES = (
@@ -100,6 +108,11 @@ _WEAK_WORDS = {
     "wallet": "key",
     "signer": "key",
 }
+# ``SK`` (secret key, beside ``AK``, the access key, in Chinese clouds' SDKs) as a whole part
+# A word that is the word for password or a compound ending in it, maybe with a short
+# ending (``Datenbankkennworts``)
+_COMPOUND_END = re.compile("(?:" + "|".join(COMPOUND_STEMS) + r")[^\W\d_]{0,3}$")
+_SECRET_KEY_PART = re.compile(r"(?:^|[_.-])(?:SK|sk)$")
 _NOT_COMPOUND = frozenset(
     {"bypass", "compass", "surpass", "trespass", "overpass", "underpass", "multipass", "oauth"}
     | {"noauth", "unauth", "dpw", "kpw"}
@@ -107,6 +120,7 @@ _NOT_COMPOUND = frozenset(
 # Words saying that a credential word names something else: a hash, a public key, a length.
 NOT_SECRET = frozenset(
     {"hash", "hashed", "hashes", "digest", "checksum", "fingerprint", "fingerprints", "sha"}
+    | {"pbkdf", "bcrypt", "scrypt", "argon", "crypt", "enc"}  # hashed or encrypted: password_pbkdf2
     | {"md5", "public", "pub", "id", "ids", "uid", "length", "len", "min", "max", "minimum"}
     | {"maximum", "policy", "reset", "forgot", "forgotten", "expires", "expiry", "expiration"}
     | {"expire", "ttl", "timeout", "validator", "validators", "validation", "file", "path"}
@@ -135,13 +149,15 @@ SESSION_NAME = r"(?![\w.-]*[cx]srf)[\w.-]*(?:sess|sid|auth|token|remember|login|
 # Lines without any credential word (or a part of one) are skipped cheaply: the words are
 # searched in the lower-cased text without a case flag (several times faster), the phrases
 # of other scripts and of several words with it.
+_HINTS = {*_STRONG_WORDS, *_WEAK_WORDS, *(w for w, _ in _STRONG_SUFFIXES), *PASSWORD_STEMS} | {
+    *KEY_STEMS,
+    *TOKEN_STEMS,
+    *COMPOUND_STEMS,
+    *("pass", "_sk", ".sk", "-sk"),
+}
+# A word holding another one (``password`` holds ``pass``) adds nothing to a substring search
 _HINT_WORDS = re.compile(
-    "|".join(
-        sorted(
-            {*_STRONG_WORDS, *_WEAK_WORDS, *(w for w, _ in _STRONG_SUFFIXES), *PASSWORD_STEMS}
-            | {*KEY_STEMS, *TOKEN_STEMS, "pass"}
-        )
-    )
+    "|".join(sorted(re.escape(w) for w in _HINTS if not any(o != w and o in w for o in _HINTS)))
 )
 _HINT_PHRASES = re.compile("|".join(p.pattern for p, _ in PHRASES), re.IGNORECASE)
 
@@ -167,6 +183,8 @@ def word_strength(identifier: str) -> tuple[int, str]:
     words = identifier_words(identifier)
     if any(w in NOT_SECRET for w in words):
         return 0, ""
+    if _SECRET_KEY_PART.search(identifier):  # HUAWEICLOUD_SDK_SK, not SkZJRg in base64
+        return WEAK, "key"
     best, kind, weak = 0, "", 0
     for word in words:
         strength, named = _strength(word)
@@ -214,6 +232,8 @@ def _strength(word: str) -> tuple[int, str]:
             return STRONG, named
     if (word.endswith("pass") and len(word) > 4) or (word.endswith("login") and len(word) > 5):
         return WEAK, "password"  # requirepass, sp_addlogin
+    if _COMPOUND_END.search(word):
+        return STRONG, "password"  # Initialkennwort, adminwachtwoord, pääkäyttäjänsalasana
     if word.endswith("key") and word[:-3] in {"api", "secret", "private", "access", "signing"}:
         return STRONG, "api_key"
     return 0, ""

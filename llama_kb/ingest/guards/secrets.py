@@ -6,9 +6,10 @@ inside a string) are undone first, and offsets mapped back:
 
 * :data:`PATTERNS`, precise expressions for token and key-file formats (AWS, GitHub, OpenAI
   and Anthropic, Google, Stripe, npm, PyPI, Docker, Vault, DigitalOcean, Shopify, Azure,
-  SendGrid, Telegram, Discord webhooks, Firebase, age, PuTTY, OpenVPN, base64 PEM and DER
-  private keys, Base58Check-verified Bitcoin keys ...), bearer, basic and other
-  ``Authorization`` credentials, credentials, tokens and API keys in URLs, session cookies;
+  SendGrid, Telegram, Discord webhooks, Firebase, age, Nostr, PuTTY, OpenVPN, base64 PEM
+  and DER private keys and Java key stores, Base58Check-verified Bitcoin keys ...),
+  bearer, basic and other ``Authorization`` credentials, credentials, tokens and API keys in
+  URLs, session cookies;
 * :mod:`~llama_kb.ingest.guards._assignments`: a credential key (``DB_PASSWORD``,
   ``accessToken``, ``api_key``, ``requirepass``) bound to a secret-looking value in any
   syntax (``.env``, shell ``export`` / ``set -x``, YAML, TOML, JSON, INI, XML attributes and
@@ -40,7 +41,8 @@ inside a string) are undone first, and offsets mapped back:
   basic auth, ...; optionally the quoted high-entropy-string plugin), with its heuristic
   filters. Its keyword plugin is left out: it flags code such as ``secrets: Config``;
 * :mod:`~llama_kb.ingest.guards._encoded`: a base64 token that decodes to text holding a
-  secret once put in its place (Kubernetes ``Secret`` data), reported as ``encoded_secret``.
+  secret once put in its place (Kubernetes ``Secret`` data), reported as ``encoded_secret``,
+  and private keys written as lists of byte values (Solana's ``id.json``).
 
 Where two find the same secret the earlier detector's name wins, so names stay stable;
 detect-secrets types are snake-cased (``stripe_access_key``). Placeholders, references
@@ -53,6 +55,7 @@ fingerprint, encrypted or sealed, nor the value of a data-structure key (``cache
 
 from __future__ import annotations
 
+import base64
 import re
 import threading
 from collections.abc import Iterator
@@ -60,13 +63,13 @@ from dataclasses import astuple, dataclass
 
 from llama_kb.ingest.guards._assignments import assignment_spans, is_placeholder, is_word
 from llama_kb.ingest.guards._context import context_findings
-from llama_kb.ingest.guards._encoded import decoded_tokens, unescaped
+from llama_kb.ingest.guards._encoded import byte_key_spans, decoded_tokens, unescaped
 from llama_kb.ingest.guards._evidence import shape_score
 from llama_kb.ingest.guards._languages import STEMS_PATTERN
 from llama_kb.ingest.guards._named import named_value_findings
 from llama_kb.ingest.guards._negative import negated
 from llama_kb.ingest.guards._pairs import pair_findings
-from llama_kb.ingest.guards._positional import positional_spans
+from llama_kb.ingest.guards._positional import positional_spans, recovery_list_findings
 from llama_kb.ingest.guards._tokens import vendor_token_spans
 from llama_kb.ingest.guards._values import UUID, is_base58check, is_known_example, is_public
 from llama_kb.ingest.guards._words import SESSION_NAME, qualified_before
@@ -153,6 +156,9 @@ PATTERNS: tuple[SensitivePattern, ...] = (
     _p("discord_webhook", r"\bdiscord(?:app)?\.com/api/webhooks/\d+/(?P<value>[\w-]{60,})"),
     _p("firebase_server_key", r"\bAAAA[\w-]{7}:APA91b[\w-]{130,}"),
     _p("age_secret_key", r"\bAGE-SECRET-KEY-1[0-9A-Z]{58}\b"),
+    _p("nostr_secret_key", r"\bnsec1[02-9ac-hj-np-z]{58}\b"),
+    # Java key stores in base64: JKS (magic FEEDFEED) and JCEKS (CECECECE), version 2
+    _p("private_key", r"(?<![A-Za-z0-9+/])(?:/u3\+7QAAAA|zs7OzgAAAA)[A-Za-z0-9+/]{40,}"),
     # Bitcoin private keys in Base58Check: WIF (``5``, ``K``, ``L``; testnet ``9``, ``c``) and
     # BIP32 extended private keys; the checksum is verified (_CHECKSUMMED)
     _p(
@@ -288,6 +294,12 @@ class SecretScanner:
         for n, line in enumerate(lines, 1):
             spans = positional_spans(line)
             _keep_disjoint(found, (SecretFinding(n, _POSITIONAL, s, e) for s, e in spans))
+            if "[" in line and "," in line:  # a list of byte values
+                before = lines[n - 2] if n > 1 else ""
+                keys = byte_key_spans(line, before)
+                _keep_disjoint(found, (SecretFinding(n, "private_key", s, e) for s, e in keys))
+        codes = recovery_list_findings(lines)
+        _keep_disjoint(found, (SecretFinding(n, _POSITIONAL, s, e) for n, s, e in codes))
         paired = (SecretFinding(n, _POSITIONAL, s, e) for n, s, e in pair_findings(lines))
         _keep_disjoint(found, _affirmed(lines, paired))
         named = (SecretFinding(n, _ASSIGNMENT, s, e) for n, s, e in named_value_findings(lines))
@@ -376,11 +388,23 @@ def _pattern_findings(number: int, line: str) -> Iterator[SecretFinding]:
                 continue
             if pattern.name in _CHECKSUMMED and not is_base58check(value):
                 continue
+            if pattern.name == "basic_auth" and _example_basic(value):
+                continue
             if is_known_example(match.group(0)) or (
                 pattern.name in _SHAPED and shape_score(value) < 2
             ):
                 continue
             yield SecretFinding(number, pattern.name, match.start(), match.end())
+
+
+def _example_basic(value: str) -> bool:
+    """Basic credentials whose password is a placeholder (``username:password`` encoded)."""
+    try:
+        decoded = base64.b64decode(value + "=" * (-len(value) % 4), validate=True).decode()
+    except (ValueError, UnicodeDecodeError):
+        return False
+    _, colon, password = decoded.partition(":")
+    return bool(colon) and is_placeholder(password)
 
 
 def _affirmed(lines: list[str], findings: Iterator[SecretFinding]) -> Iterator[SecretFinding]:
