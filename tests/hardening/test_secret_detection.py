@@ -19,6 +19,7 @@ from benchmarks.secret_holdout6_corpus import HOLDOUT6_HARMLESS, HOLDOUT6_SECRET
 from benchmarks.secret_holdout7_corpus import HOLDOUT7_HARMLESS, HOLDOUT7_SECRETS
 from benchmarks.secret_holdout8_corpus import HOLDOUT8_HARMLESS, HOLDOUT8_SECRETS
 from benchmarks.secret_holdout9_corpus import HOLDOUT9_HARMLESS, HOLDOUT9_SECRETS
+from benchmarks.secret_holdout10_corpus import HOLDOUT10_HARMLESS, HOLDOUT10_SECRETS
 from benchmarks.secrets_bench import evaluate
 from llama_kb import KnowledgeBase
 from llama_kb.config import KBConfig, SecretsConfig
@@ -109,6 +110,15 @@ def test_ninth_held_out_set() -> None:
     result = evaluate(secrets=HOLDOUT9_SECRETS, harmless=HOLDOUT9_HARMLESS)
     assert result["found"] == len(HOLDOUT9_SECRETS), [c.kind for c in result["missed"]]  # type: ignore[attr-defined]
     assert result["false_positives"] == 0, [c.text for c in result["flagged"]]  # type: ignore[attr-defined]
+
+
+def test_tenth_held_out_set_never_tuned_on() -> None:
+    """Written without reading the detector and measured once at stop 29 on round 10 (115/123
+    found, 2/102 flagged); never tuned on. Floors at that measurement, totals only."""
+    assert len(HOLDOUT10_SECRETS) >= 120 and len(HOLDOUT10_HARMLESS) >= 100
+    result = evaluate(secrets=HOLDOUT10_SECRETS, harmless=HOLDOUT10_HARMLESS)
+    assert result["found"] >= 115
+    assert result["false_positives"] <= 2
 
 
 @pytest.mark.parametrize("case", SECRETS, ids=[f"{i}-{c.kind}" for i, c in enumerate(SECRETS)])
