@@ -301,17 +301,23 @@ def test_a_knowledge_base_on_falkordb_retrieves_what_it_does_on_sqlite(twin_kbs,
     }
 
 
-def test_one_query_reads_the_stored_counts_once_and_sees_a_write_in_the_next(stores) -> None:
-    _, falkor = stores
-    index = falkor.search_index
+def _record_actions(store: KBGraphStore) -> list[str]:
+    """The action name of every query ``store`` sends from now on, in order."""
     sent: list[str] = []
-    query = falkor._query
+    query = store._query  # type: ignore[attr-defined]
 
     def counting(cypher: str, params: dict | None = None, **kwargs: object) -> list:
         sent.append(str(kwargs["action"]))
         return query(cypher, params, **kwargs)
 
-    falkor._query = counting  # type: ignore[method-assign]
+    store._query = counting  # type: ignore[attr-defined]
+    return sent
+
+
+def test_one_query_reads_the_stored_counts_once_and_sees_a_write_in_the_next(stores) -> None:
+    _, falkor = stores
+    index = falkor.search_index
+    sent = _record_actions(falkor)
     bob = index.scoped(frozenset({"public", "user:bob"}))
     with one_query():
         before = (index.chunk_count(), bob.chunk_count(), index.access_keys())
@@ -334,14 +340,7 @@ def test_one_query_reads_the_stored_counts_once_and_sees_a_write_in_the_next(sto
 
 def test_word_counts_are_asked_once_per_revision_and_again_after_a_write(stores) -> None:
     sqlite, falkor = stores
-    sent: list[str] = []
-    query = falkor._query
-
-    def counting(cypher: str, params: dict | None = None, **kwargs: object) -> list:
-        sent.append(str(kwargs["action"]))
-        return query(cypher, params, **kwargs)
-
-    falkor._query = counting  # type: ignore[method-assign]
+    sent = _record_actions(falkor)
     terms = ["quasar", "falcon", "heron"]
     first = falkor.search_index.lexical(terms, 10)
     asked = sent.count("lexical statistics")
