@@ -22,7 +22,8 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from importlib.resources import as_file, files
 from pathlib import Path
@@ -180,7 +181,7 @@ def _cpu_count() -> int:
 
 
 class _Runtime:
-    """The lazily loaded ONNX session and tokenizer of one embedding instance.
+    """The lazily loaded ONNX session, tokenizer and run threads of one embedding instance.
 
     Copies share the loaded runtime (``InferenceSession.run`` is thread-safe); pickles carry
     nothing and load again on first use, so the embedding survives ``copy.deepcopy`` and
@@ -192,6 +193,7 @@ class _Runtime:
         self.session: onnxruntime.InferenceSession | None = None
         self.tokenizer: tokenizers.Tokenizer | None = None
         self.input_names: frozenset[str] = frozenset()
+        self.pool: ThreadPoolExecutor | None = None
 
     def __deepcopy__(self, memo: dict[int, Any]) -> _Runtime:
         return self
@@ -213,6 +215,11 @@ class OnnxEmbedding(BaseEmbedding):
     ``max_tokens_per_run`` padded tokens, and returns the vectors in input order. Texts longer
     than the model's window are truncated, as in the reference model.
 
+    Each model run uses one core, and a batch's runs go to ``num_threads`` threads at once.
+    A single query is one run on one core, so the rest of a retrieval (lexical search, graph
+    reads) keeps the other cores instead of waiting for an intra-op thread pool; a batch
+    embeds as fast as with intra-op threads (README, "Embedding models").
+
     Args:
         model_name: Which bundled model (its :attr:`OnnxModel.name`).
         model_path: The ``model.onnx`` to load; defaults to the installed package's file.
@@ -221,7 +228,8 @@ class OnnxEmbedding(BaseEmbedding):
             by length within such a batch, so larger batches pad less.
         max_tokens_per_run: Upper bound on ``texts x longest text`` tokens per model run;
             default the model's :attr:`OnnxModel.tokens_per_run`.
-        num_threads: onnxruntime intra-op threads; defaults to the number of usable cores.
+        num_threads: Model runs of a batch embedded at once (one core each); defaults to the
+            number of usable cores.
         **kwargs: Further :class:`BaseEmbedding` fields (``callback_manager``, ...).
     """
 
@@ -245,7 +253,8 @@ class OnnxEmbedding(BaseEmbedding):
     num_threads: int | None = Field(
         default=None,
         gt=0,
-        description="onnxruntime intra-op threads; None uses the number of usable cores.",
+        description="Model runs of a batch embedded at once, one core each; None uses the "
+        "number of usable cores.",
     )
 
     _runtime: _Runtime = PrivateAttr(default_factory=_Runtime)
@@ -306,16 +315,19 @@ class OnnxEmbedding(BaseEmbedding):
         try:
             tokenizer = spec.load_tokenizer()
             tokenizer.enable_truncation(max_length=spec.window)
-            session = cpu_session(path, self.num_threads)
+            session = cpu_session(path, 1)
         except EmbeddingError:
             raise
         except Exception as e:
             raise EmbeddingError(f"Cannot load the embedding model {str(path)!r}: {e}") from e
         runtime.tokenizer = tokenizer
         runtime.input_names = frozenset(i.name for i in session.get_inputs())
+        workers = self.num_threads or _cpu_count()
+        if workers > 1:
+            runtime.pool = ThreadPoolExecutor(workers, thread_name_prefix="llama-kb-embed")
         runtime.session = session
         logger.debug(
-            "loaded %s from %s in %.2fs (%d threads)",
+            "loaded %s from %s in %.2fs (%d runs at once)",
             self.model_name,
             path,
             time.perf_counter() - started,
@@ -336,15 +348,26 @@ class OnnxEmbedding(BaseEmbedding):
         out = np.empty((len(texts), _DIMENSION), dtype=np.float32)
         order = np.argsort(lengths, kind="stable")
         budget = self.max_tokens_per_run or self.spec.tokens_per_run
+        runs = []
         start = 0
         while start < len(order):
             # Ascending lengths: the last text of a run is its longest.
             stop = start + 1
             while stop < len(order) and (stop - start + 1) * lengths[order[stop]] <= budget:
                 stop += 1
-            rows = order[start:stop]
-            out[rows] = self._run(runtime, [encodings[i].ids for i in rows])
+            runs.append(order[start:stop])
             start = stop
+
+        def run(rows: np.ndarray) -> np.ndarray:
+            return self._run(runtime, [encodings[i].ids for i in rows])
+
+        vectors: Iterator[np.ndarray]
+        if runtime.pool is None or len(runs) == 1:
+            vectors = map(run, runs)
+        else:
+            vectors = runtime.pool.map(run, runs)
+        for rows, embedded in zip(runs, vectors, strict=True):
+            out[rows] = embedded
         return out
 
     def _run(self, runtime: _Runtime, ids: list[list[int]]) -> np.ndarray:

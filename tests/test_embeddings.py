@@ -70,6 +70,27 @@ def test_batch_equals_one_by_one(emb: OnnxMiniLMEmbedding) -> None:
     np.testing.assert_allclose(reversed_batch[::-1], single, atol=1e-4)
 
 
+def test_a_batch_runs_on_several_threads_and_a_query_on_the_callers(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    emb = OnnxMiniLMEmbedding(num_threads=2, max_tokens_per_run=64)
+    threads: list[str] = []
+    run = OnnxMiniLMEmbedding._run
+
+    def recording(self: OnnxMiniLMEmbedding, runtime: object, ids: list[list[int]]) -> object:
+        threads.append(threading.current_thread().name)
+        return run(self, runtime, ids)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(OnnxMiniLMEmbedding, "_run", recording)
+    texts = [f"passage {i} " + "word " * (i * 7 % 40) for i in range(24)]
+    batch = emb.get_text_embedding_batch(texts)
+    assert len(set(threads)) == 2 and all(t.startswith("llama-kb-embed") for t in threads)
+    threads.clear()
+    one_by_one = [emb.get_text_embedding(t) for t in texts]
+    assert set(threads) == {threading.current_thread().name}
+    np.testing.assert_allclose(batch, one_by_one, atol=1e-5)
+
+
 def test_query_and_text_embeddings_agree(emb: OnnxMiniLMEmbedding) -> None:
     text = "A symmetric model embeds queries and passages alike."
     np.testing.assert_allclose(
