@@ -27,13 +27,15 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from importlib.resources import as_file, files
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import numpy as np
 from llama_index.core.base.embeddings.base import BaseEmbedding, Embedding
 from pydantic import Field, PrivateAttr, field_validator
 
 from llama_kb.errors import EmbeddingError
+
+T = TypeVar("T")
 
 if TYPE_CHECKING:
     import onnxruntime
@@ -193,7 +195,21 @@ class _Runtime:
         self.session: onnxruntime.InferenceSession | None = None
         self.tokenizer: tokenizers.Tokenizer | None = None
         self.input_names: frozenset[str] = frozenset()
-        self.pool: ThreadPoolExecutor | None = None
+        self.workers = 1
+        self._pool: ThreadPoolExecutor | None = None
+        self._pool_pid = 0
+
+    def map(self, run: Callable[[T], np.ndarray], items: list[T]) -> Iterator[np.ndarray]:
+        """``run`` over ``items`` in order: on ``workers`` threads when there are several
+        items, else in the calling thread. A forked child makes its own threads."""
+        if self.workers <= 1 or len(items) <= 1:
+            return map(run, items)
+        with self.lock:
+            if self._pool is None or self._pool_pid != os.getpid():
+                self._pool = ThreadPoolExecutor(self.workers, thread_name_prefix="llama-kb-embed")
+                self._pool_pid = os.getpid()
+            pool = self._pool
+        return pool.map(run, items)
 
     def __deepcopy__(self, memo: dict[int, Any]) -> _Runtime:
         return self
@@ -322,9 +338,7 @@ class OnnxEmbedding(BaseEmbedding):
             raise EmbeddingError(f"Cannot load the embedding model {str(path)!r}: {e}") from e
         runtime.tokenizer = tokenizer
         runtime.input_names = frozenset(i.name for i in session.get_inputs())
-        workers = self.num_threads or _cpu_count()
-        if workers > 1:
-            runtime.pool = ThreadPoolExecutor(workers, thread_name_prefix="llama-kb-embed")
+        runtime.workers = self.num_threads or _cpu_count()
         runtime.session = session
         logger.debug(
             "loaded %s from %s in %.2fs (%d runs at once)",
@@ -361,12 +375,7 @@ class OnnxEmbedding(BaseEmbedding):
         def run(rows: np.ndarray) -> np.ndarray:
             return self._run(runtime, [encodings[i].ids for i in rows])
 
-        vectors: Iterator[np.ndarray]
-        if runtime.pool is None or len(runs) == 1:
-            vectors = map(run, runs)
-        else:
-            vectors = runtime.pool.map(run, runs)
-        for rows, embedded in zip(runs, vectors, strict=True):
+        for rows, embedded in zip(runs, runtime.map(run, runs), strict=True):
             out[rows] = embedded
         return out
 

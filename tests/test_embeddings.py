@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import multiprocessing
+import os
 import pickle
 import threading
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -89,6 +92,25 @@ def test_a_batch_runs_on_several_threads_and_a_query_on_the_callers(
     one_by_one = [emb.get_text_embedding(t) for t in texts]
     assert set(threads) == {threading.current_thread().name}
     np.testing.assert_allclose(batch, one_by_one, atol=1e-5)
+
+
+def _embed_in_child(emb: OnnxMiniLMEmbedding, texts: list[str], out: Any) -> None:
+    out.put(emb.get_text_embedding_batch(texts))
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_forked_child_embeds_a_batch_with_its_own_threads() -> None:
+    emb = OnnxMiniLMEmbedding(num_threads=2, max_tokens_per_run=64)
+    texts = [f"passage {i} " + "word " * i for i in range(12)]
+    parent = emb.get_text_embedding_batch(texts)  # the parent's run threads now exist
+    context = multiprocessing.get_context("fork")
+    out = context.Queue()
+    child = context.Process(target=_embed_in_child, args=(emb, texts, out))
+    child.start()
+    got = out.get(timeout=120)
+    child.join(timeout=30)
+    assert child.exitcode == 0
+    np.testing.assert_allclose(got, parent, atol=1e-5)
 
 
 def test_query_and_text_embeddings_agree(emb: OnnxMiniLMEmbedding) -> None:
