@@ -81,6 +81,8 @@ _TRAILING = ".!?:#*"
 # ``*``, ``=``): they belong to it unless the value is wrapped in emphasis (``**x1**``)
 _PASSWORD_END = re.compile(r"\d[!#*=$%&@+_-]+$")
 _LEADING = "*#"
+# Quotation marks and the inverted marks of Spanish around a word (``¿Olvidaste``, ``«x»``)
+_MARKS = "¿¡«»“”„‘’‹›"
 # Options that take a password: ``-p secret``, ``-P 'secret'``, ``/p:secret``, ``-psecret``.
 _FLAG = re.compile(r"(?<![\w-])(?:--?|/)[pP](?:[ \t]*[:=][ \t]*|[ \t]+)(?=[^\s-])")
 # ``-psecret`` on a command line: the line starts with a command and has no ``=`` or ``(``
@@ -280,10 +282,14 @@ def _expanded(line: str, word: re.Match[str]) -> bool:
 
 
 def _unwrapped(token: str) -> str:
-    """The value in a token: no quotes, emphasis or closing punctuation; ``""`` for ``x...``."""
+    """The value in a token: no quotes, emphasis or closing punctuation; ``""`` for ``x...``.
+
+    Inside quotes every character is the value's (``-P 'Bergen2017?'``)."""
     if token.rstrip(_QUOTES).endswith(("...", "…")):
         return ""
-    bare = _CJK_EDGES.sub("", token.strip(_QUOTES))
+    if len(token) > 2 and token[0] in _QUOTES and token[-1] == token[0]:
+        return token[1:-1]
+    bare = _CJK_EDGES.sub("", token.strip(_QUOTES)).strip(_MARKS)
     value = bare.lstrip(_LEADING)
     closed = value.rstrip(".?:" if value == bare else ".?:*")
     return closed if _PASSWORD_END.search(closed) else value.rstrip(_TRAILING)

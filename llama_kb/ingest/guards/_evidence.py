@@ -61,6 +61,21 @@ _PASSPHRASE = re.compile(
     rf"^(?:{_WORD}(?P<s1>[-_.]){_WORD}(?:(?P=s1){_WORD})+(?P=s1)"
     rf"|{_WORD}(?P<s2>[-.]){_WORD}(?:(?P=s2){_WORD})+)\d{{1,4}}$"
 )
+# A capitalised word and a number (a city or a season and a year, ``Bergen2017``), or a lower
+# case word and a year: how people make passwords. Alone they may be names (``Windows2000``),
+# so they score only beside a strong credential word.
+_WORD_AND_NUMBER = re.compile(r"^(?:[A-Z][a-z]{3,14}\d{2,4}|[a-z]{4,15}(?:19|20)\d\d)$")
+# Words of names in code, resources and cache keys (``cache-node-modules-2``,
+# ``web-frontend-deploy-3``): a passphrase holding one is more likely such a name.
+_TECHNICAL = frozenset(
+    {"cache", "node", "modules", "build", "release", "deploy", "test", "tests", "app", "web"}
+    | {"api", "server", "data", "config", "prod", "staging", "dev", "main", "master", "debug"}
+    | {"linux", "windows", "macos", "ubuntu", "debian", "alpine", "python", "java", "docker"}
+    | {"deps", "lock", "pip", "npm", "yarn", "gradle", "maven", "cargo", "target", "dist"}
+    | {"frontend", "backend", "service", "worker", "cluster", "bucket", "queue", "topic"}
+    | {"version", "latest", "stable", "nightly", "beta", "alpha", "patch", "minor", "major"}
+    | {"user", "users", "admin", "default", "local", "remote", "public", "private", "shared"}
+)
 _VOWEL = re.compile("[aeiouy]")
 # A short piece mixing cases with a digit before a letter is random (``y3Qp``), not a word.
 _RANDOM_PIECE = re.compile(r"^(?=.*[a-z])(?=.*[A-Z]).{0,4}\d[A-Za-z].{0,4}$")
@@ -104,7 +119,10 @@ def shape_score(value: str) -> int:
         random_letters = random_letters and not is_name(value)  # SSOCredentialFetcher
         return RANDOM if random_letters and entropy(value) >= 3.5 else 0
     classes = _classes(value)
-    if _PASSPHRASE.match(value):
+    if _PASSPHRASE.match(value):  # a name in code or a cache key is made of technical words
+        words = {w.lower() for w in re.split(r"[-_.\d]+", value)}
+        return _SHORT if words & _TECHNICAL else _PASSWORD
+    if _WORD_AND_NUMBER.match(value):
         return _SHORT
     if is_name(value):  # a name, or a password built like one (see _SHORT_TAIL)
         mixed = any(c.isupper() for c in value) and any(c.islower() for c in value)

@@ -44,12 +44,13 @@ _PLACEHOLDER = re.compile(
 # hands to the browser inside an object id (``pi_<id>_secret_<...>``), and public keys in
 # their encodings: age and Nostr recipients, BIP32 extended public keys, multibase public
 # keys of ``did:key`` identifiers (``z6Mk...``), and SSH public key blobs (base64 of a length
-# and ``ssh-``, ``ecdsa-`` or ``sk-``).
+# and ``ssh-``, ``ecdsa-`` or ``sk-``), and minisign public keys (``RW`` and 54 more).
 _PUBLIC = re.compile(
     r"^(?:pk\.|pk_(?:live|test)_|phc_|[a-z]{2,5}_[A-Za-z0-9]{8,}_secret_|"
     r"age1[02-9ac-hj-np-z]{50,}|npub1|[xyzt]pub[1-9A-HJ-NP-Za-km-z]{50,}|"
     r"(?:did:key:)?z(?:6Mk|6LS|Q3s|Dn)[1-9A-HJ-NP-Za-km-z]{40,}|"
-    r"AAAA[A-Za-z0-9+/]{2}(?:NzaC1|VjZHNh|NrLXNzaC1|NrLWVjZHNh))"
+    r"AAAA[A-Za-z0-9+/]{2}(?:NzaC1|VjZHNh|NrLXNzaC1|NrLWVjZHNh)|"
+    r"RW[A-Za-z0-9+/]{54}$)"
 )
 # Identifiers printed as hex: an Ethereum address (``0x`` and 40 digits, any case), a SHA-1
 # fingerprint or thumbprint in upper case (GPG, certificates) and a colour (``#AB0909``);
