@@ -34,6 +34,7 @@ from llama_kb.ingest.guards._words import (
     WEAK,
     has_hint,
     identifier_words,
+    keyed_as_not_secret,
     qualified_before,
     word_strength,
 )
@@ -81,6 +82,9 @@ _TRAILING = ".!?:#*"
 # ``*``, ``=``): they belong to it unless the value is wrapped in emphasis (``**x1**``)
 _PASSWORD_END = re.compile(r"\d[!#*=$%&@+_-]+$")
 _LEADING = "*#"
+# Network devices write a secret's type before it: 0 for clear text (``key 0 <value>``,
+# ``password 0 <value>``); 5, 7 or 8 are hashed or obfuscated
+_CLEAR_TYPE = re.compile(r"[ \t]+0[ \t]+(?=\S)")
 # Quotation marks and the inverted marks of Spanish around a word (``¿Olvidaste``, ``«x»``)
 _MARKS = "¿¡«»“”„‘’‹›"
 # Options that take a password: ``-p secret``, ``-P 'secret'``, ``/p:secret``, ``-psecret``.
@@ -103,6 +107,8 @@ _PAIRS = (  # (a substring the line must hold, the pattern)
     # (a value with ``/`` is a path or an identifier: ``doi:10.1007/...``, ``arXiv:...``)
     (":", re.compile(r"^\s*(?P<name>[\w.@-]+):(?P<value>[^\s:/]{6,})\s*$")),
 )
+# A quoted value of an object member (``"result": "<value>"``, ``result = "<value>"``)
+_MEMBER = re.compile(r"[^\W\d][\w.-]*['\"]?\s*[:=]\s*['\"](?P<value>[^'\"\s]{12,})['\"]")
 _Columns = tuple[str, int, dict[int, str]]  # delimiter, cells per row, credential columns
 
 
@@ -156,6 +162,9 @@ def _word_contexts(
         if re.search(r"\w", rest):
             # ``access_token$production$...``: a ``$`` right after the word joins its value
             shift = match.end() + (rest[:1] == "$" and rest[1:2].isalpha())
+            clear = _CLEAR_TYPE.match(rest)
+            if clear:  # ``key 0 <value>``: network gear's type of a clear-text secret
+                shift, strength = match.end() + clear.end(), STRONG
             window_end = match.end() + len(rest)
             # a UUID across ``:`` or ``=`` is a credential under a word saying what it opens
             # (``X-Server-Token``, ``api_token``); other tokens are often UUIDs for idempotency
@@ -176,6 +185,8 @@ def _word_contexts(
             adjacent = [(n, t) for i, (n, t) in enumerate(following) if n == number + 1 + i]
             nearby = following if strength == STRONG else adjacent
             below = list(_next_line_value(kind, strength, nearby))
+            if not below and strength == STRONG and adjacent:
+                below = list(_random_member(kind, *adjacent[0]))
             yield from below
             if not below and _asks(line, match, strength) and following:
                 yield from _answer(kind, *following[0])
@@ -198,6 +209,16 @@ def _next_line_value(
             yield ContextFinding(number, kind, item + found[0], item + found[1])
             return
         if not _IDENT.fullmatch(text.strip()):  # only a user name may stand between
+            return
+
+
+def _random_member(kind: str, number: int, text: str) -> Iterator[ContextFinding]:
+    """A random value of an object on the line under a word naming a credential type
+    (Terraform state: ``"type": "random_password",`` then ``{"result": "<value>"}``)."""
+    for member in _MEMBER.finditer(text):
+        value, start = member.group("value"), member.start("value")
+        if shape_score(value) == RANDOM and not keyed_as_not_secret(text, start):
+            yield ContextFinding(number, kind, start, member.end("value"))
             return
 
 
@@ -284,7 +305,7 @@ def _expanded(line: str, word: re.Match[str]) -> bool:
 def _unwrapped(token: str) -> str:
     """The value in a token: no quotes, emphasis or closing punctuation; ``""`` for ``x...``.
 
-    Inside quotes every character is the value's (``-P 'Bergen2017?'``)."""
+    Inside quotes every character is the value's, a closing question mark too."""
     if token.rstrip(_QUOTES).endswith(("...", "…")):
         return ""
     if len(token) > 2 and token[0] in _QUOTES and token[-1] == token[0]:

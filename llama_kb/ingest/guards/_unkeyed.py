@@ -7,7 +7,8 @@ looks like a secret (:func:`~._values.looks_secret`):
   ``redis-cli -a``, ``ldapsearch -w``, ``mysql -p'...'``, ``curl -u user:password``,
   ``rabbitmqctl add_user user password``);
 * SQL ``IDENTIFIED BY '...'`` and ``[WITH] [LOGIN] PASSWORD '...'``;
-* fixed-field files: ``.pgpass`` lines and Postfix ``sasl_passwd`` maps; settings named
+* fixed-field files: ``.pgpass`` lines, pppd's ``chap-secrets`` and Postfix ``sasl_passwd``
+  maps; settings named
   after a registry's host holding ``user:password`` (Bundler's ``BUNDLE_<HOST>``);
 * calls whose argument is a password by definition (``NetworkCredential(user, password)``,
   ``ConvertTo-SecureString "..."``);
@@ -58,6 +59,12 @@ _SQL = re.compile(
 # .pgpass: hostname:port:database:username:password, exactly five fields (a ":" inside one
 # is escaped), so colon-separated fingerprints are not lines of it
 _PGPASS = re.compile(r"^\s*[^\s:#]+:(?:\d+|\*):[^\s:]+:[^\s:]+:(?P<value>(?:[^\s:\\]|\\.)+)\s*$")
+# pppd's chap-secrets and pap-secrets: "client server secret addresses", the last an address,
+# a range or ``*`` (any)
+_PPP_SECRETS = re.compile(
+    r"^\s*(?P<q>\"?)[\w.@\\-]+(?P=q)\s+(?:\"?\*\"?|[\w.-]+)\s+(?P<value>\"[^\"\s]+\"|[^\s#\"]+)"
+    r"\s+(?:\"?\*\"?|\"?\d{1,3}(?:\.\d{1,3}){3}(?:/\d+)?\"?|-)\s*$"
+)
 # Postfix sasl_passwd: "[relay]:port user:password"; relay passwords are often letters only
 # (a relay names a host; a URL after a reference mark ``[1] https://...`` is not a pair)
 _SASL = re.compile(
@@ -105,7 +112,7 @@ _TRAILING = ".,;:!?)\"'`"
 
 def unkeyed_spans(line: str) -> Iterator[tuple[int, int]]:
     """Spans of ``line`` holding a secret-looking value that no key names."""
-    for pattern in (*_CLI, _SQL, _PGPASS, _PLAIN_SCHEME, *_CALLS):
+    for pattern in (*_CLI, _SQL, _PGPASS, _PPP_SECRETS, _PLAIN_SCHEME, *_CALLS):
         for match in pattern.finditer(line):
             if looks_secret(match.group("value")):
                 yield match.start("value"), match.end("value")

@@ -55,6 +55,7 @@ _STRONG_WORDS = {
     "contrasena": "password",
     "senha": "password",
     "wachtwoord": "password",
+    "parol": "password",  # Uzbek, Tagalog, Malay (Turkish ``parola`` is a stem)
     "secret": "secret",
     "token": "token",
     "authtoken": "token",

@@ -131,7 +131,8 @@ PATTERNS: tuple[SensitivePattern, ...] = (
     _p("pypi_token", r"\bpypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}"),
     _p("docker_token", r"\bdckr_pat_[A-Za-z0-9_-]{27,}"),
     _p("digitalocean_token", r"\bdo[opr]_v1_[a-f0-9]{64}\b"),
-    _p("vault_token", r"\bhv[sb]\.[A-Za-z0-9_-]{24,}"),
+    # Vault service and batch tokens; before Vault 1.10, ``s.`` and 24 random characters
+    _p("vault_token", r"\bhv[sb]\.[A-Za-z0-9_-]{24,}|(?<![\w.$/-])s\.[A-Za-z0-9]{24}(?![\w.-])"),
     _p("shopify_token", r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\b"),
     _p("linear_api_key", r"\blin_api_[A-Za-z0-9]{40}\b"),
     _p("notion_token", r"\b(?:secret_[A-Za-z0-9]{43}|ntn_[A-Za-z0-9]{46})\b"),
@@ -206,7 +207,7 @@ _SRI = re.compile(r"sha(?:256|384|512)-")
 _CANDIDATE = re.compile(
     r"[A-Za-z0-9_+/=.-]{16,}|pass|pwd|pw\b|secret|token|key|auth|cred|://|bearer|curl|mysql|"
     r"mariadb|:(?:\d+|\*):|identified|login|-cli|ldap|rabbitmqctl|admin|root|user|\]:|\{(?:plain|clear)|"
-    + STEMS_PATTERN,
+    r"\s\"?\*\"?\s*$|" + STEMS_PATTERN,
     re.IGNORECASE,
 )
 _HEX = re.compile(r"^[0-9a-fA-F]+$")
@@ -223,7 +224,7 @@ _ENTROPY_TYPES = frozenset({"base64_high_entropy_string", "hex_high_entropy_stri
 # keyword assignments are found by ``_assignments`` (the plugin flags ``secrets: Config`` in code).
 _DISABLED_PLUGINS = ("IPPublicDetector", "HexHighEntropyString", "KeywordDetector")
 # Patterns reported only for a random value (user names and cookie values can be words)
-_SHAPED = frozenset({"session_cookie"})
+_SHAPED = frozenset({"session_cookie", "vault_token"})
 _CHECKSUMMED = frozenset({"crypto_private_key"})
 # Authorization schemes: a UUID after them is a credential (Splunk, Heroku), not an identifier
 _SCHEMES = frozenset({"authorization_header", "bearer_token"})
@@ -294,7 +295,7 @@ class SecretScanner:
         for n, line in enumerate(lines, 1):
             spans = positional_spans(line)
             _keep_disjoint(found, (SecretFinding(n, _POSITIONAL, s, e) for s, e in spans))
-            if "[" in line and "," in line:  # a list of byte values
+            if ("[" in line or "{" in line) and "," in line:  # a list of byte values
                 before = lines[n - 2] if n > 1 else ""
                 keys = byte_key_spans(line, before)
                 _keep_disjoint(found, (SecretFinding(n, "private_key", s, e) for s, e in keys))
