@@ -109,6 +109,7 @@ _PAIRS = (  # (a substring the line must hold, the pattern)
 )
 # A quoted value of an object member (``"result": "<value>"``, ``result = "<value>"``)
 _MEMBER = re.compile(r"[^\W\d][\w.-]*['\"]?\s*[:=]\s*['\"](?P<value>[^'\"\s]{12,})['\"]")
+_WORDY = re.compile(r"\w")
 _Columns = tuple[str, int, dict[int, str]]  # delimiter, cells per row, credential columns
 
 
@@ -272,7 +273,9 @@ def _value_after(
     """Span of the first value in ``rest`` scoring at least :data:`THRESHOLD`."""
     if is_encrypted(rest.lstrip(" \t'\"`=:>-")):
         return None
-    for fillers, token in enumerate(_TOKEN.finditer(rest)):
+    fillers = -1
+    for token in _TOKEN.finditer(rest):
+        fillers += bool(_WORDY.search(token.group())) or fillers < 0  # ``->``, ``—``: no filler
         if fillers > max_fillers:
             return None
         value = _unwrapped(token.group())

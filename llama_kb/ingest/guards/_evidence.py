@@ -61,13 +61,14 @@ _PASSPHRASE = re.compile(
     rf"^(?:{_WORD}(?P<s1>[-_.]){_WORD}(?:(?P=s1){_WORD})+(?P=s1)"
     rf"|{_WORD}(?P<s2>[-.]){_WORD}(?:(?P=s2){_WORD})+)\d{{1,4}}$"
 )
-# A capitalised word and a number (a city or a season and a year, ``Bergen2017``), or a lower
-# case word and a year: how people make passwords. Alone they may be names (``Windows2000``),
+# A capitalised word and a number (a city or a season and a year, ``Bergen2017``), a lower
+# case word and a year, or two words and a number (``Kiwi_Mango_77``): how people make
+# passwords. Alone they may be names (``Windows2000``),
 # so they score only beside a strong credential word; a size in bits makes a name
 # (``Base64``, ``Float32``).
 _WORD_AND_NUMBER = re.compile(
     r"^(?:[A-Z][a-z]{3,14}(?!(?:16|32|64|128|256|512|1024|2048|4096)$)\d{2,4}|"
-    r"[a-z]{4,15}(?:19|20)\d\d)$"
+    rf"[a-z]{{4,15}}(?:19|20)\d\d|{_WORD}(?P<s>[-_.]){_WORD}(?P=s)\d{{2,4}})$"
 )
 # Words of names in code, resources and cache keys (``cache-node-modules-2``,
 # ``web-frontend-deploy-3``): a passphrase holding one is more likely such a name.

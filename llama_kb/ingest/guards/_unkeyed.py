@@ -47,6 +47,8 @@ _CLI: tuple[re.Pattern[str], ...] = (
     re.compile(
         r"\b(?:mysql|mysqldump|mysqladmin|mariadb)\b.*?\s-p(?P<value>'[^']*'|\"[^\"]*\"|\S+)"
     ),
+    # OpenSSL's pass phrase arguments: ``-passin pass:<value>``, ``-passout pass:<value>``
+    re.compile(r"(?<!\S)-pass(?:in|out)?\s+['\"]?pass:(?P<value>[^\s'\"]+)"),
     re.compile(rf"\brabbitmqctl\s+(?:add_user|change_password)\s+\S+\s+{_ARG}"),
     # Redis ACL rules (``ACL SETUSER`` and ``users.acl`` lines): ``>password`` adds one
     re.compile(r"^\s*(?:ACL\s+SETUSER|user)\s+\S+\s(?:[^\n>]*\s)?>(?P<value>\S+)", re.I),
@@ -91,7 +93,8 @@ _CALLS: tuple[re.Pattern[str], ...] = (
 # "the staging admin password is <value>": a credential noun, a few words, "is", the value.
 _PROSE: tuple[re.Pattern[str], ...] = (
     re.compile(
-        r"\b(?:password|passwd|passphrase|pwd|pw|secret|token|key|api[ _-]?key|access[ _-]?key|"
+        r"\b(?:password|passwd|passphrase|pwd|pw|pass|secret|token|key|api[ _-]?key|"
+        r"access[ _-]?key|"
         r"mot de passe|passwort|kennwort|contrase[ñn]a|m[ậa]t\s+kh[ẩa]u|kata\s+(?:sandi|laluan)|"
         + STEMS_PATTERN
         + r")"

@@ -6,6 +6,7 @@ Shared by the keyed rules (:mod:`._assignments`) and the unkeyed ones (:mod:`._u
 from __future__ import annotations
 
 import base64
+import binascii
 import hashlib
 import itertools
 import math
@@ -20,6 +21,7 @@ __all__ = [
     "is_placeholder",
     "is_public",
     "is_sequential",
+    "is_stellar_seed",
     "is_stored_hash",
     "is_word",
     "looks_secret",
@@ -170,6 +172,17 @@ def is_base58check(value: str) -> bool:
         return False
     body, checksum = raw[:-4], raw[-4:]
     return hashlib.sha256(hashlib.sha256(body).digest()).digest()[:4] == checksum
+
+
+def is_stellar_seed(value: str) -> bool:
+    """Whether ``value`` is a Stellar secret seed: base32 of the version byte of a seed, 32
+    bytes and their CRC16-XModem (little endian); a made-up value fails the checksum."""
+    try:
+        raw = base64.b32decode(value)
+    except ValueError:
+        return False
+    body, checksum = raw[:-2], raw[-2:]
+    return body[:1] == b"\x90" and binascii.crc_hqx(body, 0).to_bytes(2, "little") == checksum
 
 
 def is_word(value: str) -> bool:

@@ -56,6 +56,7 @@ _STRONG_WORDS = {
     "senha": "password",
     "wachtwoord": "password",
     "parol": "password",  # Uzbek, Tagalog, Malay (Turkish ``parola`` is a stem)
+    "clave": "password",  # Spanish: the password in most of Latin America
     "secret": "secret",
     "token": "token",
     "authtoken": "token",

@@ -58,7 +58,7 @@ from __future__ import annotations
 import base64
 import re
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import astuple, dataclass
 
 from llama_kb.ingest.guards._assignments import assignment_spans, is_placeholder, is_word
@@ -71,7 +71,13 @@ from llama_kb.ingest.guards._negative import negated
 from llama_kb.ingest.guards._pairs import pair_findings
 from llama_kb.ingest.guards._positional import positional_spans, recovery_list_findings
 from llama_kb.ingest.guards._tokens import vendor_token_spans
-from llama_kb.ingest.guards._values import UUID, is_base58check, is_known_example, is_public
+from llama_kb.ingest.guards._values import (
+    UUID,
+    is_base58check,
+    is_known_example,
+    is_public,
+    is_stellar_seed,
+)
 from llama_kb.ingest.guards._words import SESSION_NAME, qualified_before
 
 __all__ = ["CREDENTIAL_WORDS", "PATTERNS", "SecretFinding", "SecretScanner", "SensitivePattern"]
@@ -167,6 +173,8 @@ PATTERNS: tuple[SensitivePattern, ...] = (
         r"(?<![1-9A-HJ-NP-Za-km-z])(?:[5KL9c][1-9A-HJ-NP-Za-km-z]{50,51}|[xtyz]prv"
         r"[1-9A-HJ-NP-Za-km-z]{107,108})(?![1-9A-HJ-NP-Za-km-z])",
     ),
+    # Stellar secret seeds (``S`` and 55 base32 digits); the CRC16 is verified (_CHECKSUMMED)
+    _p("stellar_secret_seed", r"(?<![A-Z2-7])S[A-Z2-7]{55}(?![A-Z2-7])"),
     _p("putty_private_key", r"^PuTTY-User-Key-File-\d+:"),
     _p("openvpn_static_key", r"-----BEGIN OpenVPN Static key V\d-----"),
     # A PEM private key in base64 (kubeconfig ``client-key-data``, Kubernetes secrets): the
@@ -225,7 +233,10 @@ _ENTROPY_TYPES = frozenset({"base64_high_entropy_string", "hex_high_entropy_stri
 _DISABLED_PLUGINS = ("IPPublicDetector", "HexHighEntropyString", "KeywordDetector")
 # Patterns reported only for a random value (user names and cookie values can be words)
 _SHAPED = frozenset({"session_cookie", "vault_token"})
-_CHECKSUMMED = frozenset({"crypto_private_key"})
+_CHECKSUMMED: dict[str, Callable[[str], bool]] = {
+    "crypto_private_key": is_base58check,
+    "stellar_secret_seed": is_stellar_seed,
+}
 # Authorization schemes: a UUID after them is a credential (Splunk, Heroku), not an identifier
 _SCHEMES = frozenset({"authorization_header", "bearer_token"})
 # A vendor prefix before words is a documentation value (a Slack prefix, then not-a-real-token)
@@ -387,7 +398,7 @@ def _pattern_findings(number: int, line: str) -> Iterator[SecretFinding]:
                 continue
             if pattern.name in _WORD_VALUED and is_word(value):
                 continue
-            if pattern.name in _CHECKSUMMED and not is_base58check(value):
+            if pattern.name in _CHECKSUMMED and not _CHECKSUMMED[pattern.name](value):
                 continue
             if pattern.name == "basic_auth" and _example_basic(value):
                 continue
