@@ -24,7 +24,12 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from llama_kb.ingest.guards._evidence import RANDOM, is_encrypted, shape_score
+from llama_kb.ingest.guards._evidence import (
+    RANDOM,
+    is_encrypted,
+    is_word_and_number,
+    shape_score,
+)
 from llama_kb.ingest.guards._languages import PHRASES
 from llama_kb.ingest.guards._values import UUID
 from llama_kb.ingest.guards._words import (
@@ -110,6 +115,7 @@ _PAIRS = (  # (a substring the line must hold, the pattern)
 # A quoted value of an object member (``"result": "<value>"``, ``result = "<value>"``)
 _MEMBER = re.compile(r"[^\W\d][\w.-]*['\"]?\s*[:=]\s*['\"](?P<value>[^'\"\s]{12,})['\"]")
 _WORDY = re.compile(r"\w")
+_HUMAN = frozenset({"password", "credential"})  # kinds of words naming what people choose
 _Columns = tuple[str, int, dict[int, str]]  # delimiter, cells per row, credential columns
 
 
@@ -171,7 +177,9 @@ def _word_contexts(
             # (``X-Server-Token``, ``api_token``); other tokens are often UUIDs for idempotency
             # or callbacks (``ClientToken``, ``LifecycleActionToken``)
             uuid_named = bool(_OPENS.intersection(identifier_words(match.group())))
-            found = _value_after(line[shift:window_end], strength, uuid_named=uuid_named)
+            found = _value_after(
+                line[shift:window_end], strength, uuid_named=uuid_named, human=kind in _HUMAN
+            )
             if found:  # a value longer than the window ends where its token ends
                 end = shift + found[1]
                 tail = _TOKEN_REST.match(line, end) if end == window_end else None
@@ -268,9 +276,14 @@ def _value_before(line: str, start: int, strength: int) -> tuple[int, int] | Non
 
 
 def _value_after(
-    rest: str, strength: int, max_fillers: int = _WINDOW_TOKENS, uuid_named: bool = True
+    rest: str,
+    strength: int,
+    max_fillers: int = _WINDOW_TOKENS,
+    uuid_named: bool = True,
+    human: bool = True,
 ) -> tuple[int, int] | None:
-    """Span of the first value in ``rest`` scoring at least :data:`THRESHOLD`."""
+    """Span of the first value in ``rest`` scoring at least :data:`THRESHOLD`; ``human``:
+    the word names what people choose (a password), so a word and a number counts."""
     if is_encrypted(rest.lstrip(" \t'\"`=:>-")):
         return None
     fillers = -1
@@ -285,6 +298,8 @@ def _value_after(
         if token.group().endswith("$") and rest[token.end() : token.end() + 1] == "{":
             return None  # the value is built from a variable: ``neo4j/${NEO4J_PASSWORD}``
         score = shape_score(value)
+        if not human and is_word_and_number(value):
+            score = 0  # tokens and keys are generated: ``token budget: Gemini15`` is a name
         bound = not fillers and not rest[: token.start()].strip(" \t-_:='\"")
         bound = adjacent or (bound and uuid_named)
         if bound and strength == STRONG and UUID.match(value):

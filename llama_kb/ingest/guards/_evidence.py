@@ -21,7 +21,7 @@ from llama_kb.ingest.guards._values import (
     is_word,
 )
 
-__all__ = ["RANDOM", "entropy", "is_encrypted", "is_name", "shape_score"]
+__all__ = ["RANDOM", "entropy", "is_encrypted", "is_name", "is_word_and_number", "shape_score"]
 
 RANDOM = 3  # a long random token: scores alone with any credential word
 _PASSWORD = 2  # a human-chosen password: letters, digits and symbols mixed
@@ -100,6 +100,11 @@ def entropy(value: str) -> float:
     """Shannon entropy of ``value`` in bits per character."""
     counts = Counter(value)
     return -sum(n / len(value) * math.log2(n / len(value)) for n in counts.values())
+
+
+def is_word_and_number(value: str) -> bool:
+    """Whether ``value`` is a word (or two) and a number, as people make passwords."""
+    return bool(_WORD_AND_NUMBER.match(value))
 
 
 def is_encrypted(text: str) -> bool:
