@@ -55,7 +55,6 @@ _STRONG_WORDS = {
     "contrasena": "password",
     "senha": "password",
     "wachtwoord": "password",
-    "parol": "password",  # Uzbek, Tagalog, Malay (Turkish ``parola`` is a stem)
     "clave": "password",  # Spanish: the password in most of Latin America
     "secret": "secret",
     "token": "token",
