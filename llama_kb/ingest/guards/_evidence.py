@@ -125,8 +125,10 @@ def shape_score(value: str) -> int:
     if _GROUPED_LETTERS.match(value) and any(not _VOWEL.search(g) for g in value.split("-")):
         return _PASSWORD  # an app password: four groups of random letters
     if all(c.isalpha() or c in "-_./" for c in value):  # words, names, paths: random if long
-        random_letters = value.isalpha() and len(value) >= 16 and not is_word(value)
+        random_letters = value.isalpha() and len(value) >= 10 and not is_word(value)
         random_letters = random_letters and not is_name(value)  # SSOCredentialFetcher
+        if random_letters and len(value) < 16:  # a generated password of letters only
+            return _PASSWORD
         return RANDOM if random_letters and entropy(value) >= 3.5 else 0
     classes = _classes(value)
     if _PASSPHRASE.match(value):  # a name in code or a cache key is made of technical words

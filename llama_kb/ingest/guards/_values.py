@@ -203,11 +203,21 @@ def _random_letters(part: str) -> bool:
     if len(part) < 8:
         return False
     if not part.islower() and not part.isupper():
+        if len(part) >= 10 and _choppy(part):
+            return True
         pieces = [p for p in _CAMEL.findall(part) if not p.isupper()]
         mute = [p for p in pieces if len(p) >= 3 and not _VOWEL.search(p)]
         if len(mute) >= 2 or any(len(p) >= 5 for p in mute) or _CONSONANTS.search(part):
             return True
     return not _CAMEL_WORDS.match(part) and _entropy(part) >= 3.5
+
+
+def _choppy(part: str) -> bool:
+    """Whether mixed-case letters break into many pieces of one or two letters (``SVImJJLiAs``
+    into ``SV Im JJ Li As``): random letters do, names in camel case (``getStrLength``) not."""
+    pieces = _CAMEL.findall(part)
+    short = sum(len(p) <= 2 for p in pieces)
+    return short >= 3 and 2 * short >= len(pieces)
 
 
 def looks_secret(raw: str) -> bool:
