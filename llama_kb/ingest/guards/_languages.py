@@ -31,8 +31,8 @@ PASSWORD_STEMS: tuple[str, ...] = (
     "pasahitz", "nenosiri", "პაროლ", "գաղտնաբառ",
     # Azerbaijani, Welsh, Irish, Esperanto, Zulu, Haitian Creole
     "şifrə", "sifrə", "cyfrinair", "pasfhocal", "pasvort", "iphasiwedi", "modpas",
-    # Latvian and Uzbek (parole, parol), Kyrgyz, Turkmen, Kurdish, Danish kodeord, Serbian,
-    # Croatian and Bosnian šifra, Igbo, Malagasy, Maori, Yoruba, Sesotho
+    # Latvian and Uzbek, Kyrgyz, Turkmen, Kurdish, Danish (a second word), Serbian, Croatian
+    # and Bosnian, Igbo, Malagasy, Maori, Yoruba, Sesotho
     "parol", "сырсөз", "açarsöz", "şîfre", "kodeord", "šifr", "sifra", "okwuntughe",
     "tenimiafina", "kupuhipa", "ọrọigbaniwọle", "phasewete",
 )  # fmt: skip

@@ -58,7 +58,7 @@ from __future__ import annotations
 import base64
 import re
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import astuple, dataclass
 
 from llama_kb.ingest.guards._assignments import assignment_spans, is_placeholder, is_word
@@ -233,10 +233,7 @@ _ENTROPY_TYPES = frozenset({"base64_high_entropy_string", "hex_high_entropy_stri
 _DISABLED_PLUGINS = ("IPPublicDetector", "HexHighEntropyString", "KeywordDetector")
 # Patterns reported only for a random value (user names and cookie values can be words)
 _SHAPED = frozenset({"session_cookie", "vault_token"})
-_CHECKSUMMED: dict[str, Callable[[str], bool]] = {
-    "crypto_private_key": is_base58check,
-    "stellar_secret_seed": is_stellar_seed,
-}
+_CHECKSUMMED = frozenset({"crypto_private_key", "stellar_secret_seed"})
 # Authorization schemes: a UUID after them is a credential (Splunk, Heroku), not an identifier
 _SCHEMES = frozenset({"authorization_header", "bearer_token"})
 # A vendor prefix before words is a documentation value (a Slack prefix, then not-a-real-token)
@@ -398,7 +395,7 @@ def _pattern_findings(number: int, line: str) -> Iterator[SecretFinding]:
                 continue
             if pattern.name in _WORD_VALUED and is_word(value):
                 continue
-            if pattern.name in _CHECKSUMMED and not _CHECKSUMMED[pattern.name](value):
+            if pattern.name in _CHECKSUMMED and not _checksum_holds(pattern.name, value):
                 continue
             if pattern.name == "basic_auth" and _example_basic(value):
                 continue
@@ -407,6 +404,11 @@ def _pattern_findings(number: int, line: str) -> Iterator[SecretFinding]:
             ):
                 continue
             yield SecretFinding(number, pattern.name, match.start(), match.end())
+
+
+def _checksum_holds(name: str, value: str) -> bool:
+    """Whether a Stellar seed's CRC16 or a Bitcoin key's Base58Check checksum holds."""
+    return is_stellar_seed(value) if name == "stellar_secret_seed" else is_base58check(value)
 
 
 def _example_basic(value: str) -> bool:
