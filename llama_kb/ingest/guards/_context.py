@@ -233,15 +233,17 @@ def _random_member(kind: str, number: int, text: str) -> Iterator[ContextFinding
 
 def _asks(line: str, word: re.Match[str], strength: int) -> bool:
     """Whether ``line`` is a sentence of three or more words (after a chat speaker) naming a
-    credential with a word of its own and no value: its answer may follow on the next line.
-    Code (``gcp: AuthGcp``) is no sentence."""
+    credential with a word of its own and no value, or a question of two or more naming one
+    with a weak word too (``db pass?``): its answer may follow on the next line. Code
+    (``gcp: AuthGcp``) is no sentence."""
     speaker = _SPEAKER.match(line)
     sentence = line[speaker.end() if speaker else 0 :]
+    words = len(sentence.split())
+    question = sentence.rstrip().endswith("?") and words >= 2
     return (
-        strength == STRONG
+        (question or (strength == STRONG and words >= 3))
         and word.group().isalpha()
         and bool(_SENTENCE.fullmatch(sentence.strip()))
-        and len(sentence.split()) >= 3
     )
 
 

@@ -77,6 +77,8 @@ SEED = _stellar_seed(bytes(_BYTES.randrange(256) for _ in range(32)))
         "alice pptpd Wombat2019! *",
         # OpenSSL pass phrase arguments
         "openssl pkcs12 -export -passout pass:Autumn2025 -out a.p12",
+        # a chat question naming a credential with a weak word, answered on the next line
+        "[10:02] ana: db pass?\n[10:03] ben: Sommer2023!",
         # letters only from a generator
         "ftp.login('admin', 'SVImJJLiAs')",
         "jdbc:sqlserver://db:1433;databaseName=x;user=sa;password=uITozeQtHXxL;",
@@ -120,6 +122,8 @@ def test_round11_secret_is_found(text: str) -> None:
         "Chapter One\nIntroduction",
         "README\n=======",
         "Usage\n  llama-kb ingest PATH",
+        # a question answered by no password
+        "[10:02] ana: did the tests pass?\n[10:03] ben: yes, all green",
         # a pppd header alone
         "# client server secret IP addresses",
     ],
