@@ -70,8 +70,9 @@ _WORD_AND_NUMBER = re.compile(
     r"^(?:[A-Z][a-z]{3,14}(?!(?:16|32|64|128|256|512|1024|2048|4096)$)\d{2,4}|"
     rf"[a-z]{{4,15}}(?:19|20)\d\d|{_WORD}(?P<s>[-_.]){_WORD}(?P=s)\d{{2,4}})$"
 )
-# Words of names in code, resources and cache keys (``cache-node-modules-2``,
-# ``web-frontend-deploy-3``): a passphrase holding one is more likely such a name.
+# Words of names in code, resources, cache keys and products (``cache-node-modules-2``,
+# ``web-frontend-deploy-3``, ``Windows10``): a passphrase or a word and a number holding one
+# is more likely such a name.
 _TECHNICAL = frozenset(
     {"cache", "node", "modules", "build", "release", "deploy", "test", "tests", "app", "web"}
     | {"api", "server", "data", "config", "prod", "staging", "dev", "main", "master", "debug"}
@@ -80,6 +81,10 @@ _TECHNICAL = frozenset(
     | {"frontend", "backend", "service", "worker", "cluster", "bucket", "queue", "topic"}
     | {"version", "latest", "stable", "nightly", "beta", "alpha", "patch", "minor", "major"}
     | {"user", "users", "admin", "default", "local", "remote", "public", "private", "shared"}
+    # products named with their version (``Windows10``, ``Office365``, ``Server2019``)
+    | {"office", "fedora", "centos", "exchange", "node", "postgres", "mysql", "oracle"}
+    | {"android", "iphone", "galaxy", "pixel", "xbox", "outlook", "excel", "sharepoint"}
+    | {"azure", "kernel", "firefox", "chrome", "safari", "edge", "macos", "win", "ios", "sql"}
 )
 _VOWEL = re.compile("[aeiouy]")
 # A short piece mixing cases with a digit before a letter is random (``y3Qp``), not a word.
@@ -103,8 +108,11 @@ def entropy(value: str) -> float:
 
 
 def is_word_and_number(value: str) -> bool:
-    """Whether ``value`` is a word (or two) and a number, as people make passwords."""
-    return bool(_WORD_AND_NUMBER.match(value))
+    """Whether ``value`` is a word (or two) and a number, as people make passwords; not a
+    product and its version (``Windows10``, ``Office365``)."""
+    if not _WORD_AND_NUMBER.match(value):
+        return False
+    return not _TECHNICAL.intersection(w.lower() for w in re.split(r"[-_.\d]+", value))
 
 
 def is_encrypted(text: str) -> bool:
@@ -134,7 +142,7 @@ def shape_score(value: str) -> int:
     if _PASSPHRASE.match(value):  # a name in code or a cache key is made of technical words
         words = {w.lower() for w in re.split(r"[-_.\d]+", value)}
         return _SHORT if words & _TECHNICAL else _PASSWORD
-    if _WORD_AND_NUMBER.match(value):
+    if is_word_and_number(value):
         return _SHORT
     if is_name(value):  # a name, or a password built like one (see _SHORT_TAIL)
         mixed = any(c.isupper() for c in value) and any(c.islower() for c in value)

@@ -100,6 +100,7 @@ def test_round11_secret_is_found(text: str) -> None:
         "minisign -Vm app.tar.gz -P RWQki4hPSFI3X5M3U1fjnKN4pisuTv8eQJfnoxEcX5e0nU1I44hLQXcw",
         # names made of a word and a number, under tokens and keys, or a size in bits
         "token budget: Gemini15",
+        "Passwort für Windows10 und Office365 zurücksetzen",
         "def encode(data: bytes) -> str:  # the secret\n    Base64 tokens are decoded here",
         "key: cache-node-modules-2",
         # hashed or obfuscated types of network gear
@@ -136,6 +137,7 @@ def test_human_password_shapes() -> None:
     assert is_word_and_number("Bergen2017") and is_word_and_number("summer2024")
     assert is_word_and_number("Kiwi_Mango_77")
     assert not is_word_and_number("Base64") and not is_word_and_number("Float32")
+    assert not is_word_and_number("Windows10") and not is_word_and_number("Server2019")
     assert shape_score("granite-falcon-maple-44") == 2  # a passphrase as a password
     assert shape_score("cache-node-modules-2") == 1  # a technical word: a name
     assert shape_score("SVImJJLiAs") == 2 and shape_score("getStrLength") == 0
