@@ -12,10 +12,12 @@ prose or a line break. The report is explainable: the kind of word and the value
 ``distance`` is 1 when more than two filler tokens (words, short tokens) stand between.
 Words qualified as not secret (``password_hash``, ``public key``, ``token_ttl``,
 ``secretKeyRef``, ``key fingerprint``) give no context, and encrypted values (``ENC[...]``)
-stop the search. Three more kinds of context: a user option or ``user:password@host`` pair
-(``-u user,password``, ``-U 'dom\\user%password'``, ``app:password@tcp(db)``), the column
-of a table or CSV file whose header names a credential, and a credential word at the end of
-a line, whose value is the next line.
+stop the search. Network gear's clear-text type (``key 0 <value>``) makes a word strong, and
+a word naming a credential type with no value (``"type": "random_password",``) takes a
+random member of the next line. Three more kinds of context: a user option or
+``user:password@host`` pair (``-u user,password``, ``-U 'dom\\user%password'``,
+``app:password@tcp(db)``), the column of a table or CSV file whose header names a
+credential, and a credential word at the end of a line, whose value is the next line.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ inside a string) are undone first, and offsets mapped back:
 * :data:`PATTERNS`, precise expressions for token and key-file formats (AWS, GitHub, OpenAI
   and Anthropic, Google, Stripe, npm, PyPI, Docker, Vault, DigitalOcean, Shopify, Azure,
   SendGrid, Telegram, Discord webhooks, Firebase, age, Nostr, PuTTY, OpenVPN, base64 PEM
-  and DER private keys and Java key stores, Base58Check-verified Bitcoin keys ...),
+  and DER private keys and Java key stores, checksum-verified Bitcoin keys and Stellar seeds),
   bearer, basic and other ``Authorization`` credentials, credentials, tokens and API keys in
   URLs, session cookies;
 * :mod:`~llama_kb.ingest.guards._assignments`: a credential key (``DB_PASSWORD``,
