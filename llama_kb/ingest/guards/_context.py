@@ -116,7 +116,7 @@ _PAIRS = (  # (a substring the line must hold, the pattern)
 )
 # A quoted value of an object member (``"result": "<value>"``, ``result = "<value>"``)
 _MEMBER = re.compile(r"[^\W\d][\w.-]*['\"]?\s*[:=]\s*['\"](?P<value>[^'\"\s]{12,})['\"]")
-_WORDY = re.compile(r"\w")
+_ARROW = re.compile(r"[-=]+")  # the start of ``->`` or ``=>`` (``>`` ends a token)
 _HUMAN = frozenset({"password", "credential"})  # kinds of words naming what people choose
 _Columns = tuple[str, int, dict[int, str]]  # delimiter, cells per row, credential columns
 
@@ -292,7 +292,8 @@ def _value_after(
         return None
     fillers = -1
     for token in _TOKEN.finditer(rest):
-        fillers += bool(_WORDY.search(token.group())) or fillers < 0  # ``->``, ``—``: no filler
+        arrow = _ARROW.fullmatch(token.group()) and rest[token.end() : token.end() + 1] == ">"
+        fillers += not arrow or fillers < 0  # ``pw for jenkins -> <value>``: no filler
         if fillers > max_fillers:
             return None
         value = _unwrapped(token.group())
