@@ -139,9 +139,9 @@ def shape_score(value: str) -> int:
             return _PASSWORD
         return RANDOM if random_letters and entropy(value) >= 3.5 else 0
     classes = _classes(value)
-    if _PASSPHRASE.match(value):  # a name in code or a cache key is made of technical words
+    if _PASSPHRASE.match(value):  # a name in code (``value_for_key_1``) or a cache key
         words = {w.lower() for w in re.split(r"[-_.\d]+", value)}
-        return _SHORT if words & _TECHNICAL else _PASSWORD
+        return _SHORT if "_" in value or words & _TECHNICAL else _PASSWORD
     if is_word_and_number(value):
         return _SHORT
     if is_name(value):  # a name, or a password built like one (see _SHORT_TAIL)

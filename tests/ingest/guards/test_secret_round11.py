@@ -103,6 +103,7 @@ def test_round11_secret_is_found(text: str) -> None:
         "Passwort für Windows10 und Office365 zurücksetzen",
         "def encode(data: bytes) -> str:  # the secret\n    Base64 tokens are decoded here",
         "key: cache-node-modules-2",
+        "# row ``[timestamp, [value_for_key_0, value_for_key_1, ...]]``",
         # hashed or obfuscated types of network gear
         "key 7 0822455D0A16",
         "username admin secret 5 $1$mERr$hx5rVt7rPNoS4wqbXKX7m0",
@@ -140,6 +141,7 @@ def test_human_password_shapes() -> None:
     assert not is_word_and_number("Windows10") and not is_word_and_number("Server2019")
     assert shape_score("granite-falcon-maple-44") == 2  # a passphrase as a password
     assert shape_score("cache-node-modules-2") == 1  # a technical word: a name
+    assert shape_score("value_for_key_1") == 1  # snake case: a name in code
     assert shape_score("SVImJJLiAs") == 2 and shape_score("getStrLength") == 0
     assert not is_word("SVImJJLiAs") and is_word("XMLHttpRequest")
 
