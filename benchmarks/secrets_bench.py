@@ -2,10 +2,10 @@
 
 Run ``python -m benchmarks.secrets_bench``; prints the README tables (Markdown). Each held-out
 set was written before the detector was tuned for it; once looked at, a set becomes a tuning
-set. Round 10 tuned on all nine held-out sets (held-out 9 last; it was written by someone
-who had not read the detector, and measured once before); held-out 10 was measured once on
-round 10 and never tuned on. A set labelled "never tuned on"
-shows its totals only, never its cases (the next independent check goes there).
+set. Round 11 tuned on all ten held-out sets (held-out 10 last; it was written by someone
+who had not read the detector, and measured once on round 10 before). A set labelled
+"never tuned on" shows its totals only, never its cases (the next independent check goes
+there).
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ SETS: tuple[tuple[str, tuple[Case, ...], tuple[Case, ...]], ...] = (
     ("held-out 7 (stop 26; tuned on it in round 8)", HOLDOUT7_SECRETS, HOLDOUT7_HARMLESS),
     ("held-out 8 (stop 27; tuned on it in round 9)", HOLDOUT8_SECRETS, HOLDOUT8_HARMLESS),
     ("held-out 9 (stop 28; tuned on it in round 10)", HOLDOUT9_SECRETS, HOLDOUT9_HARMLESS),
-    ("held-out 10 (stop 29; never tuned on)", HOLDOUT10_SECRETS, HOLDOUT10_HARMLESS),
+    ("held-out 10 (stop 29; tuned on it in round 11)", HOLDOUT10_SECRETS, HOLDOUT10_HARMLESS),
 )
 
 

@@ -112,13 +112,13 @@ def test_ninth_held_out_set() -> None:
     assert result["false_positives"] == 0, [c.text for c in result["flagged"]]  # type: ignore[attr-defined]
 
 
-def test_tenth_held_out_set_never_tuned_on() -> None:
-    """Written without reading the detector and measured once at stop 29 on round 10 (115/123
-    found, 2/102 flagged); never tuned on. Floors at that measurement, totals only."""
+def test_tenth_held_out_set() -> None:
+    """Written without reading the detector, measured once at stop 29 (115/123 found, 2/102
+    flagged); tuned on in round 11 by category (README). Floors at what round 11 reached."""
     assert len(HOLDOUT10_SECRETS) >= 120 and len(HOLDOUT10_HARMLESS) >= 100
     result = evaluate(secrets=HOLDOUT10_SECRETS, harmless=HOLDOUT10_HARMLESS)
-    assert result["found"] >= 115
-    assert result["false_positives"] <= 2
+    assert result["found"] == len(HOLDOUT10_SECRETS), [c.kind for c in result["missed"]]  # type: ignore[attr-defined]
+    assert result["false_positives"] == 0, [c.text for c in result["flagged"]]  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize("case", SECRETS, ids=[f"{i}-{c.kind}" for i, c in enumerate(SECRETS)])

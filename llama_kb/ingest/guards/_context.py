@@ -12,10 +12,12 @@ prose or a line break. The report is explainable: the kind of word and the value
 ``distance`` is 1 when more than two filler tokens (words, short tokens) stand between.
 Words qualified as not secret (``password_hash``, ``public key``, ``token_ttl``,
 ``secretKeyRef``, ``key fingerprint``) give no context, and encrypted values (``ENC[...]``)
-stop the search. Three more kinds of context: a user option or ``user:password@host`` pair
-(``-u user,password``, ``-U 'dom\\user%password'``, ``app:password@tcp(db)``), the column
-of a table or CSV file whose header names a credential, and a credential word at the end of
-a line, whose value is the next line.
+stop the search. Network gear's clear-text type (``key 0 <value>``) makes a word strong, and
+a word naming a credential type with no value (``"type": "random_password",``) takes a
+random member of the next line. Three more kinds of context: a user option or
+``user:password@host`` pair (``-u user,password``, ``-U 'dom\\user%password'``,
+``app:password@tcp(db)``), the column of a table or CSV file whose header names a
+credential, and a credential word at the end of a line, whose value is the next line.
 """
 
 from __future__ import annotations
@@ -24,7 +26,12 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from llama_kb.ingest.guards._evidence import RANDOM, is_encrypted, shape_score
+from llama_kb.ingest.guards._evidence import (
+    RANDOM,
+    is_encrypted,
+    is_word_and_number,
+    shape_score,
+)
 from llama_kb.ingest.guards._languages import PHRASES
 from llama_kb.ingest.guards._values import UUID
 from llama_kb.ingest.guards._words import (
@@ -34,6 +41,7 @@ from llama_kb.ingest.guards._words import (
     WEAK,
     has_hint,
     identifier_words,
+    keyed_as_not_secret,
     qualified_before,
     word_strength,
 )
@@ -81,6 +89,11 @@ _TRAILING = ".!?:#*"
 # ``*``, ``=``): they belong to it unless the value is wrapped in emphasis (``**x1**``)
 _PASSWORD_END = re.compile(r"\d[!#*=$%&@+_-]+$")
 _LEADING = "*#"
+# Network devices write a secret's type before it: 0 for clear text (``key 0 <value>``,
+# ``password 0 <value>``); 5, 7 or 8 are hashed or obfuscated
+_CLEAR_TYPE = re.compile(r"[ \t]+0[ \t]+(?=\S)")
+# Quotation marks and the inverted marks of Spanish around a word (``¿Olvidaste``, ``«x»``)
+_MARKS = "¿¡«»“”„‘’‹›"
 # Options that take a password: ``-p secret``, ``-P 'secret'``, ``/p:secret``, ``-psecret``.
 _FLAG = re.compile(r"(?<![\w-])(?:--?|/)[pP](?:[ \t]*[:=][ \t]*|[ \t]+)(?=[^\s-])")
 # ``-psecret`` on a command line: the line starts with a command and has no ``=`` or ``(``
@@ -101,6 +114,10 @@ _PAIRS = (  # (a substring the line must hold, the pattern)
     # (a value with ``/`` is a path or an identifier: ``doi:10.1007/...``, ``arXiv:...``)
     (":", re.compile(r"^\s*(?P<name>[\w.@-]+):(?P<value>[^\s:/]{6,})\s*$")),
 )
+# A quoted value of an object member (``"result": "<value>"``, ``result = "<value>"``)
+_MEMBER = re.compile(r"[^\W\d][\w.-]*['\"]?\s*[:=]\s*['\"](?P<value>[^'\"\s]{12,})['\"]")
+_ARROW = re.compile(r"[-=]+")  # the start of ``->`` or ``=>`` (``>`` ends a token)
+_HUMAN = frozenset({"password", "credential"})  # kinds of words naming what people choose
 _Columns = tuple[str, int, dict[int, str]]  # delimiter, cells per row, credential columns
 
 
@@ -154,12 +171,17 @@ def _word_contexts(
         if re.search(r"\w", rest):
             # ``access_token$production$...``: a ``$`` right after the word joins its value
             shift = match.end() + (rest[:1] == "$" and rest[1:2].isalpha())
+            clear = _CLEAR_TYPE.match(rest)
+            if clear:  # ``key 0 <value>``: network gear's type of a clear-text secret
+                shift, strength = match.end() + clear.end(), STRONG
             window_end = match.end() + len(rest)
             # a UUID across ``:`` or ``=`` is a credential under a word saying what it opens
             # (``X-Server-Token``, ``api_token``); other tokens are often UUIDs for idempotency
             # or callbacks (``ClientToken``, ``LifecycleActionToken``)
             uuid_named = bool(_OPENS.intersection(identifier_words(match.group())))
-            found = _value_after(line[shift:window_end], strength, uuid_named=uuid_named)
+            found = _value_after(
+                line[shift:window_end], strength, uuid_named=uuid_named, human=kind in _HUMAN
+            )
             if found:  # a value longer than the window ends where its token ends
                 end = shift + found[1]
                 tail = _TOKEN_REST.match(line, end) if end == window_end else None
@@ -174,6 +196,8 @@ def _word_contexts(
             adjacent = [(n, t) for i, (n, t) in enumerate(following) if n == number + 1 + i]
             nearby = following if strength == STRONG else adjacent
             below = list(_next_line_value(kind, strength, nearby))
+            if not below and strength == STRONG and adjacent:
+                below = list(_random_member(kind, *adjacent[0]))
             yield from below
             if not below and _asks(line, match, strength) and following:
                 yield from _answer(kind, *following[0])
@@ -199,17 +223,29 @@ def _next_line_value(
             return
 
 
+def _random_member(kind: str, number: int, text: str) -> Iterator[ContextFinding]:
+    """A random value of an object on the line under a word naming a credential type
+    (Terraform state: ``"type": "random_password",`` then ``{"result": "<value>"}``)."""
+    for member in _MEMBER.finditer(text):
+        value, start = member.group("value"), member.start("value")
+        if shape_score(value) == RANDOM and not keyed_as_not_secret(text, start):
+            yield ContextFinding(number, kind, start, member.end("value"))
+            return
+
+
 def _asks(line: str, word: re.Match[str], strength: int) -> bool:
     """Whether ``line`` is a sentence of three or more words (after a chat speaker) naming a
-    credential with a word of its own and no value: its answer may follow on the next line.
-    Code (``gcp: AuthGcp``) is no sentence."""
+    credential with a word of its own and no value, or a question of two or more naming one
+    with a weak word too (``db pass?``): its answer may follow on the next line. Code
+    (``gcp: AuthGcp``) is no sentence."""
     speaker = _SPEAKER.match(line)
     sentence = line[speaker.end() if speaker else 0 :]
+    words = len(sentence.split())
+    question = sentence.rstrip().endswith("?") and words >= 2
     return (
-        strength == STRONG
+        (question or (strength == STRONG and words >= 3))
         and word.group().isalpha()
         and bool(_SENTENCE.fullmatch(sentence.strip()))
-        and len(sentence.split()) >= 3
     )
 
 
@@ -244,12 +280,20 @@ def _value_before(line: str, start: int, strength: int) -> tuple[int, int] | Non
 
 
 def _value_after(
-    rest: str, strength: int, max_fillers: int = _WINDOW_TOKENS, uuid_named: bool = True
+    rest: str,
+    strength: int,
+    max_fillers: int = _WINDOW_TOKENS,
+    uuid_named: bool = True,
+    human: bool = True,
 ) -> tuple[int, int] | None:
-    """Span of the first value in ``rest`` scoring at least :data:`THRESHOLD`."""
+    """Span of the first value in ``rest`` scoring at least :data:`THRESHOLD`; ``human``:
+    the word names what people choose (a password), so a word and a number counts."""
     if is_encrypted(rest.lstrip(" \t'\"`=:>-")):
         return None
-    for fillers, token in enumerate(_TOKEN.finditer(rest)):
+    fillers = -1
+    for token in _TOKEN.finditer(rest):
+        arrow = _ARROW.fullmatch(token.group()) and rest[token.end() : token.end() + 1] == ">"
+        fillers += not arrow or fillers < 0  # ``pw for jenkins -> <value>``: no filler
         if fillers > max_fillers:
             return None
         value = _unwrapped(token.group())
@@ -259,6 +303,8 @@ def _value_after(
         if token.group().endswith("$") and rest[token.end() : token.end() + 1] == "{":
             return None  # the value is built from a variable: ``neo4j/${NEO4J_PASSWORD}``
         score = shape_score(value)
+        if not human and is_word_and_number(value):
+            score = 0  # tokens and keys are generated: ``token budget: Gemini15`` is a name
         bound = not fillers and not rest[: token.start()].strip(" \t-_:='\"")
         bound = adjacent or (bound and uuid_named)
         if bound and strength == STRONG and UUID.match(value):
@@ -280,10 +326,14 @@ def _expanded(line: str, word: re.Match[str]) -> bool:
 
 
 def _unwrapped(token: str) -> str:
-    """The value in a token: no quotes, emphasis or closing punctuation; ``""`` for ``x...``."""
+    """The value in a token: no quotes, emphasis or closing punctuation; ``""`` for ``x...``.
+
+    Inside quotes every character is the value's, a closing question mark too."""
     if token.rstrip(_QUOTES).endswith(("...", "…")):
         return ""
-    bare = _CJK_EDGES.sub("", token.strip(_QUOTES))
+    if len(token) > 2 and token[0] in _QUOTES and token[-1] == token[0]:
+        return token[1:-1]
+    bare = _CJK_EDGES.sub("", token.strip(_QUOTES)).strip(_MARKS)
     value = bare.lstrip(_LEADING)
     closed = value.rstrip(".?:" if value == bare else ".?:*")
     return closed if _PASSWORD_END.search(closed) else value.rstrip(_TRAILING)

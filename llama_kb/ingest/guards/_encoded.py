@@ -17,7 +17,7 @@ import binascii
 import re
 from collections.abc import Iterator
 
-from llama_kb.ingest.guards._words import has_hint
+from llama_kb.ingest.guards._words import has_hint, word_strength
 
 __all__ = ["byte_key_spans", "decoded_tokens", "unescaped"]
 
@@ -25,23 +25,27 @@ __all__ = ["byte_key_spans", "decoded_tokens", "unescaped"]
 _BASE64 = re.compile(r"(?<![\w+/=.-])(?=[A-Za-z]*[0-9+/=])[A-Za-z0-9+/]{12,400}={0,2}(?![\w+/=.-])")
 _MIN_TEXT = 6
 _NOT_KEY_BYTES = re.compile(r"hash|digest|sha\d|checksum|signature|public|pubkey|nonce|salt|\biv\b")
-_BYTE_LIST = re.compile(r"\[(?P<body>\s*\d{1,3}(?:\s*,\s*\d{1,3}){31,63})\s*\]")
+_BYTE = r"(?:0x[0-9a-fA-F]{1,2}|\d{1,3})"
+_BYTE_LIST = re.compile(rf"[\[{{](?P<body>\s*{_BYTE}(?:\s*,\s*{_BYTE}){{15,63}})\s*,?\s*[\]}}]")
+_NAMES = re.compile(r"[^\W\d][\w.-]*")
 _ESCAPED = re.compile(r"\\+(?=[\"'/])")  # backslashes before a quote or a slash
 
 
 def byte_key_spans(line: str, before: str = "") -> Iterator[tuple[int, int]]:
-    """Spans of private keys written as a list of random byte values: 64 (an Ed25519 key
-    pair) alone on its line (Solana's ``id.json``) or beside a credential word (in ``line``
-    or the line ``before`` it), 32 beside one; not when either line calls the bytes a
-    digest, signature or public key."""
+    """Spans of private keys written as a list of random byte values (decimal or ``0x``):
+    64 (an Ed25519 key pair) alone on its line (Solana's ``id.json``) or beside a credential
+    word (in ``line`` or the line ``before`` it), 32, 24 or 16 (AES keys) beside one; not
+    when either line calls the bytes a digest, signature, public key, nonce, salt or IV."""
     for match in _BYTE_LIST.finditer(line) if "," in line else ():
-        values = [int(v) for v in match.group("body").split(",")]
-        if len(values) not in (32, 64) or max(values) > 255:
+        values = [int(v, 0) for v in match.group("body").split(",")]
+        if len(values) not in (16, 24, 32, 64) or max(values) > 255:
             continue
         if _NOT_KEY_BYTES.search(line.lower()) or _NOT_KEY_BYTES.search(before.lower()):
             return
         alone = match.group() == line.strip()  # a key file's whole content
         named = has_hint(line) or has_hint(before)
+        if len(values) < 32:  # an AES-128 or -192 key (Zigbee's network_key): a key word
+            named = any(word_strength(w)[0] for w in _NAMES.findall(line + " " + before))
         random = len(set(values)) >= len(values) // 2 and values != sorted(values)
         if random and (named or (alone and len(values) == 64)):
             yield match.span()

@@ -21,7 +21,7 @@ from llama_kb.ingest.guards._values import (
     is_word,
 )
 
-__all__ = ["RANDOM", "entropy", "is_encrypted", "is_name", "shape_score"]
+__all__ = ["RANDOM", "entropy", "is_encrypted", "is_name", "is_word_and_number", "shape_score"]
 
 RANDOM = 3  # a long random token: scores alone with any credential word
 _PASSWORD = 2  # a human-chosen password: letters, digits and symbols mixed
@@ -61,6 +61,31 @@ _PASSPHRASE = re.compile(
     rf"^(?:{_WORD}(?P<s1>[-_.]){_WORD}(?:(?P=s1){_WORD})+(?P=s1)"
     rf"|{_WORD}(?P<s2>[-.]){_WORD}(?:(?P=s2){_WORD})+)\d{{1,4}}$"
 )
+# A capitalised word and a number (a city or a season and a year, ``Bergen2017``), a lower
+# case word and a year, or two words and a number (``Kiwi_Mango_77``): how people make
+# passwords. Alone they may be names (``Windows2000``),
+# so they score only beside a strong credential word; a size in bits makes a name
+# (``Base64``, ``Float32``).
+_WORD_AND_NUMBER = re.compile(
+    r"^(?:[A-Z][a-z]{3,14}(?!(?:16|32|64|128|256|512|1024|2048|4096)$)\d{2,4}|"
+    rf"[a-z]{{4,15}}(?:19|20)\d\d|{_WORD}(?P<s>[-_.]){_WORD}(?P=s)\d{{2,4}})$"
+)
+# Words of names in code, resources, cache keys and products (``cache-node-modules-2``,
+# ``web-frontend-deploy-3``, ``Windows10``): a passphrase or a word and a number holding one
+# is more likely such a name.
+_TECHNICAL = frozenset(
+    {"cache", "node", "modules", "build", "release", "deploy", "test", "tests", "app", "web"}
+    | {"api", "server", "data", "config", "prod", "staging", "dev", "main", "master", "debug"}
+    | {"linux", "windows", "macos", "ubuntu", "debian", "alpine", "python", "java", "docker"}
+    | {"deps", "lock", "pip", "npm", "yarn", "gradle", "maven", "cargo", "target", "dist"}
+    | {"frontend", "backend", "service", "worker", "cluster", "bucket", "queue", "topic"}
+    | {"version", "latest", "stable", "nightly", "beta", "alpha", "patch", "minor", "major"}
+    | {"user", "users", "admin", "default", "local", "remote", "public", "private", "shared"}
+    # products named with their version (``Windows10``, ``Office365``, ``Server2019``)
+    | {"office", "fedora", "centos", "exchange", "node", "postgres", "mysql", "oracle"}
+    | {"android", "iphone", "galaxy", "pixel", "xbox", "outlook", "excel", "sharepoint"}
+    | {"azure", "kernel", "firefox", "chrome", "safari", "edge", "macos", "win", "ios", "sql"}
+)
 _VOWEL = re.compile("[aeiouy]")
 # A short piece mixing cases with a digit before a letter is random (``y3Qp``), not a word.
 _RANDOM_PIECE = re.compile(r"^(?=.*[a-z])(?=.*[A-Z]).{0,4}\d[A-Za-z].{0,4}$")
@@ -82,6 +107,14 @@ def entropy(value: str) -> float:
     return -sum(n / len(value) * math.log2(n / len(value)) for n in counts.values())
 
 
+def is_word_and_number(value: str) -> bool:
+    """Whether ``value`` is a word (or two) and a number, as people make passwords; not a
+    product and its version (``Windows10``, ``Office365``)."""
+    if not _WORD_AND_NUMBER.match(value):
+        return False
+    return not _TECHNICAL.intersection(w.lower() for w in re.split(r"[-_.\d]+", value))
+
+
 def is_encrypted(text: str) -> bool:
     """Whether ``text`` starts with an encrypted-value marker (``ENC[...]``, ``$ANSIBLE_VAULT``)."""
     return bool(_ENCRYPTED.match(text))
@@ -100,11 +133,16 @@ def shape_score(value: str) -> int:
     if _GROUPED_LETTERS.match(value) and any(not _VOWEL.search(g) for g in value.split("-")):
         return _PASSWORD  # an app password: four groups of random letters
     if all(c.isalpha() or c in "-_./" for c in value):  # words, names, paths: random if long
-        random_letters = value.isalpha() and len(value) >= 16 and not is_word(value)
+        random_letters = value.isalpha() and len(value) >= 10 and not is_word(value)
         random_letters = random_letters and not is_name(value)  # SSOCredentialFetcher
+        if random_letters and len(value) < 16:  # a generated password of letters only
+            return _PASSWORD
         return RANDOM if random_letters and entropy(value) >= 3.5 else 0
     classes = _classes(value)
-    if _PASSPHRASE.match(value):
+    if _PASSPHRASE.match(value):  # a name in code (``value_for_key_1``) or a cache key
+        words = {w.lower() for w in re.split(r"[-_.\d]+", value)}
+        return _SHORT if "_" in value or words & _TECHNICAL else _PASSWORD
+    if is_word_and_number(value):
         return _SHORT
     if is_name(value):  # a name, or a password built like one (see _SHORT_TAIL)
         mixed = any(c.isupper() for c in value) and any(c.islower() for c in value)

@@ -31,6 +31,10 @@ PASSWORD_STEMS: tuple[str, ...] = (
     "pasahitz", "nenosiri", "პაროლ", "գաղտնաբառ",
     # Azerbaijani, Welsh, Irish, Esperanto, Zulu, Haitian Creole
     "şifrə", "sifrə", "cyfrinair", "pasfhocal", "pasvort", "iphasiwedi", "modpas",
+    # Latvian and Uzbek, Kyrgyz, Turkmen, Kurdish, Danish (a second word), Serbian, Croatian
+    # and Bosnian, Igbo, Malagasy, Maori, Yoruba, Sesotho
+    "parol", "сырсөз", "açarsöz", "şîfre", "kodeord", "šifr", "sifra", "okwuntughe",
+    "tenimiafina", "kupuhipa", "ọrọigbaniwọle", "phasewete",
 )  # fmt: skip
 # Languages that compound nouns put the word for password last (``Initialkennwort``,
 # ``adminwachtwoord``, ``pääkäyttäjänsalasana``): German, Dutch, Afrikaans, Luxembourgish,
@@ -38,7 +42,7 @@ PASSWORD_STEMS: tuple[str, ...] = (
 COMPOUND_STEMS: tuple[str, ...] = (
     "passwort", "kennwort", "wachtwoord", "wagwoord", "passwuert", "lösenord", "losenord",
     "passord", "adgangskode", "salasana", "jelszó", "jelszo", "parool", "heslo", "hasło",
-    "geslo",
+    "geslo", "kodeord",
 )  # fmt: skip
 # The word for "credentials" (login data) in Romance, Germanic and Slavic languages
 CREDENTIAL_WORDS: tuple[str, ...] = (
@@ -62,7 +66,9 @@ _CJK_PASSWORD = (
     "ລະຫັດຜ່ານ|ពាក្យសម្ងាត់|စကားဝှက်|මුරපදය|የይለፍ ቃል|"
     # Punjabi, Gujarati, Telugu, Kannada, Malayalam (with or without a zero-width non-joiner),
     # the Arabic "secret number" and the Hausa "secret word"
-    "ਪਾਸਵਰਡ|પાસવર્ડ|పాస్\u200c?వర్డ్|ಪಾಸ್\u200c?ವರ್ಡ್|പാസ്\u200c?വേഡ്|الرقم السري|kalmar sirri"
+    "ਪਾਸਵਰਡ|પાસવર્ડ|పాస్\u200c?వర్డ్|ಪಾಸ್\u200c?ವರ್ಡ್|പാസ്\u200c?വേഡ്|الرقم السري|kalmar sirri|"
+    # native words in Bengali, Telugu, Kannada, Malayalam, Hindi; Pashto, Yoruba, Irish, Somali
+    "কূটশব্দ|సంకేతపదం|ಗುಪ್ತಪದ|രഹസ്യവാക്ക്|पारण शब्द|پټنوم|ọ̀rọ̀ aṣínà|focal faire|furaha sirta"
 )
 PHRASES: tuple[tuple[re.Pattern[str], str], ...] = (
     (

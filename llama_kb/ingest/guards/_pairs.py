@@ -11,6 +11,8 @@ A user name right before a value is evidence in itself, whatever the syntax:
   ``<mail> with <value>``), the last two with a value shaped like a password;
 * a key id followed by its secret (``<AKID> <secret>``, ``('<sid>', '<token>')``), the
   secret random;
+* a block of two lines alone, a user name then a password (OpenVPN's ``auth-user-pass``
+  file);
 * a line naming a user followed by a line in the same syntax (``login: jdoe`` then
   ``initial: <value>``, ``$USER3$=svc`` then ``$USER4$=<value>``), unless the second key
   names another field of a connection (``host``, ``database``, ``role``...).
@@ -79,6 +81,11 @@ _KEY_ID = re.compile(
     r"(?<![\w/+=-])['\"]?(?P<id>(?=[A-Z0-9]*[G-Z])(?=[A-Z]*[0-9])[A-Z0-9]{16,32}|[A-Z]{2}[0-9a-f]{32})"
     r"['\"]?(?:[ \t]*,[ \t]*|[ \t]+)['\"]?(?P<value>[A-Za-z0-9/+_-]{30,}={0,2})(?![\w/+=-])"
 )
+# A credential file's two lines: a user name alone, then a password alone
+_LONE_USER = re.compile(r"^\s*(?P<user>[A-Za-z][\w.@\\-]{1,63})\s*$")
+_LONE_VALUE = re.compile(r"^\s*(?P<value>[^\s#;]\S{5,127})\s*$")
+# What may stand above a file's content: a comment, a heading, a banner or a command
+_HEADING = re.compile(r"^(?:#|//|;|-{2,}|={2,}|\$ |>|\*\*).*|.*[:-]{2,}$|.*:$")
 _UPPER_HEX = re.compile(r"^[0-9A-F]+$")
 _DIGEST = re.compile(r"^(?:sha\d*|md5|blake\w*)[-:_]", re.IGNORECASE)  # sha256-<base64>
 _USER_WORDS = frozenset({"user", "username", "login", "benutzer", "usuario"})
@@ -110,6 +117,23 @@ def pair_findings(lines: Sequence[str]) -> Iterator[tuple[int, int, int]]:
                 yield number, *match.span("value")
         if number < len(lines):
             yield from _line_pair(number, line, lines[number])
+    yield from _lone_pairs(lines)
+
+
+def _lone_pairs(lines: Sequence[str]) -> Iterator[tuple[int, int, int]]:
+    """A block of two lines, a user name then a password alone (OpenVPN's ``auth-user-pass``
+    file, ``--passwordfile`` and ``.my.secrets`` files): the block stands alone, after the
+    start, a blank line, a comment or a heading, and before the end or a blank line."""
+    for index in range(len(lines) - 1):
+        user, value = _LONE_USER.match(lines[index]), _LONE_VALUE.match(lines[index + 1])
+        if user is None or value is None or shape_score(user["user"]) >= _PAIR:
+            continue
+        above = lines[index - 1].strip() if index else ""
+        below = lines[index + 2].strip() if index + 2 < len(lines) else ""
+        if (above and not _HEADING.match(above)) or below:
+            continue
+        if shape_score(value["value"]) >= _PAIR:
+            yield index + 2, *value.span("value")
 
 
 def _line_pair(number: int, line: str, following: str) -> Iterator[tuple[int, int, int]]:

@@ -3,7 +3,8 @@
 Each rule is a category of place that holds a password by convention, not one tool:
 
 * a password piped to a command that reads it from standard input
-  (``echo '...' | sudo -S``, ``--password-stdin``, ``passwd --stdin``, ``chpasswd``);
+  (``echo '...' | sudo -S``, ``--password-stdin``, ``passwd --stdin``, ``chpasswd``) or
+  encodes it for a secret or a header (``echo -n '...' | base64``);
 * the argument after a Windows-style user option (``net use ... /user:DOM\\user <password>``);
 * a line of two quoted fields, user then password (pgbouncer's ``userlist.txt``);
 * the quoted arguments of a call whose name says it logs in or connects
@@ -36,8 +37,9 @@ _RULES: tuple[tuple[str, re.Pattern[str]], ...] = (  # (a substring the line hol
     (
         "|",
         re.compile(
-            rf"\b(?:echo|printf)\s+(?:-[neE]\s+)?(?:{_QUOTED})\s*\|\s*[^|\n]*?"
-            r"(?:\s-S\b|--password-stdin\b|--stdin\b|\bchpasswd\b)"
+            rf"\b(?:echo|printf)\s+(?:-[neE]\s+|'%s[^'\s]*'\s+|\"%s[^\"\s]*\"\s+)?(?:{_QUOTED})"
+            r"\s*\|\s*[^|\n]*?"
+            r"(?:\s-S\b|--password-stdin\b|--stdin\b|\bchpasswd\b|\bbase64\b)"
         ),
     ),
     ("/", re.compile(r"(?<!\S)/u(?:ser)?:\S+\s+(?P<bare>[^\s/][^\s]*)", re.IGNORECASE)),
@@ -201,7 +203,7 @@ def _scored(match: re.Match[str]) -> Iterator[tuple[int, int]]:
     for group in ("q1", "q2", "bare"):
         value = match.groupdict().get(group)
         if value is not None:
-            value = value.rstrip(".,;:!?")
+            value = value.rstrip(".,;:!?") if group == "bare" else value  # quoted: all of it
             if _WEAK + shape_score(value) >= THRESHOLD:
                 start = match.start(group)
                 yield start, start + len(value)

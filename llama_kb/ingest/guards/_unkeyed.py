@@ -7,7 +7,8 @@ looks like a secret (:func:`~._values.looks_secret`):
   ``redis-cli -a``, ``ldapsearch -w``, ``mysql -p'...'``, ``curl -u user:password``,
   ``rabbitmqctl add_user user password``);
 * SQL ``IDENTIFIED BY '...'`` and ``[WITH] [LOGIN] PASSWORD '...'``;
-* fixed-field files: ``.pgpass`` lines and Postfix ``sasl_passwd`` maps; settings named
+* fixed-field files: ``.pgpass`` lines, pppd's ``chap-secrets`` and Postfix ``sasl_passwd``
+  maps; settings named
   after a registry's host holding ``user:password`` (Bundler's ``BUNDLE_<HOST>``);
 * calls whose argument is a password by definition (``NetworkCredential(user, password)``,
   ``ConvertTo-SecureString "..."``);
@@ -46,6 +47,8 @@ _CLI: tuple[re.Pattern[str], ...] = (
     re.compile(
         r"\b(?:mysql|mysqldump|mysqladmin|mariadb)\b.*?\s-p(?P<value>'[^']*'|\"[^\"]*\"|\S+)"
     ),
+    # OpenSSL's pass phrase arguments: ``-passin pass:<value>``, ``-passout pass:<value>``
+    re.compile(r"(?<!\S)-pass(?:in|out)?\s+['\"]?pass:(?P<value>[^\s'\"]+)"),
     re.compile(rf"\brabbitmqctl\s+(?:add_user|change_password)\s+\S+\s+{_ARG}"),
     # Redis ACL rules (``ACL SETUSER`` and ``users.acl`` lines): ``>password`` adds one
     re.compile(r"^\s*(?:ACL\s+SETUSER|user)\s+\S+\s(?:[^\n>]*\s)?>(?P<value>\S+)", re.I),
@@ -58,6 +61,12 @@ _SQL = re.compile(
 # .pgpass: hostname:port:database:username:password, exactly five fields (a ":" inside one
 # is escaped), so colon-separated fingerprints are not lines of it
 _PGPASS = re.compile(r"^\s*[^\s:#]+:(?:\d+|\*):[^\s:]+:[^\s:]+:(?P<value>(?:[^\s:\\]|\\.)+)\s*$")
+# pppd's chap-secrets and pap-secrets: "client server secret addresses", the last an address,
+# a range or ``*`` (any)
+_PPP_SECRETS = re.compile(
+    r"^\s*(?P<q>\"?)[\w.@\\-]+(?P=q)\s+(?:\"?\*\"?|[\w.-]+)\s+(?P<value>\"[^\"\s]+\"|[^\s#\"]+)"
+    r"\s+(?:\"?\*\"?|\"?\d{1,3}(?:\.\d{1,3}){3}(?:/\d+)?\"?|-)\s*$"
+)
 # Postfix sasl_passwd: "[relay]:port user:password"; relay passwords are often letters only
 # (a relay names a host; a URL after a reference mark ``[1] https://...`` is not a pair)
 _SASL = re.compile(
@@ -84,7 +93,8 @@ _CALLS: tuple[re.Pattern[str], ...] = (
 # "the staging admin password is <value>": a credential noun, a few words, "is", the value.
 _PROSE: tuple[re.Pattern[str], ...] = (
     re.compile(
-        r"\b(?:password|passwd|passphrase|pwd|pw|secret|token|key|api[ _-]?key|access[ _-]?key|"
+        r"\b(?:password|passwd|passphrase|pwd|pw|pass|secret|token|key|api[ _-]?key|"
+        r"access[ _-]?key|"
         r"mot de passe|passwort|kennwort|contrase[ñn]a|m[ậa]t\s+kh[ẩa]u|kata\s+(?:sandi|laluan)|"
         + STEMS_PATTERN
         + r")"
@@ -105,7 +115,7 @@ _TRAILING = ".,;:!?)\"'`"
 
 def unkeyed_spans(line: str) -> Iterator[tuple[int, int]]:
     """Spans of ``line`` holding a secret-looking value that no key names."""
-    for pattern in (*_CLI, _SQL, _PGPASS, _PLAIN_SCHEME, *_CALLS):
+    for pattern in (*_CLI, _SQL, _PGPASS, _PPP_SECRETS, _PLAIN_SCHEME, *_CALLS):
         for match in pattern.finditer(line):
             if looks_secret(match.group("value")):
                 yield match.start("value"), match.end("value")

@@ -6,6 +6,7 @@ Shared by the keyed rules (:mod:`._assignments`) and the unkeyed ones (:mod:`._u
 from __future__ import annotations
 
 import base64
+import binascii
 import hashlib
 import itertools
 import math
@@ -20,6 +21,7 @@ __all__ = [
     "is_placeholder",
     "is_public",
     "is_sequential",
+    "is_stellar_seed",
     "is_stored_hash",
     "is_word",
     "looks_secret",
@@ -44,12 +46,13 @@ _PLACEHOLDER = re.compile(
 # hands to the browser inside an object id (``pi_<id>_secret_<...>``), and public keys in
 # their encodings: age and Nostr recipients, BIP32 extended public keys, multibase public
 # keys of ``did:key`` identifiers (``z6Mk...``), and SSH public key blobs (base64 of a length
-# and ``ssh-``, ``ecdsa-`` or ``sk-``).
+# and ``ssh-``, ``ecdsa-`` or ``sk-``), and minisign public keys (``RW`` and 54 more).
 _PUBLIC = re.compile(
     r"^(?:pk\.|pk_(?:live|test)_|phc_|[a-z]{2,5}_[A-Za-z0-9]{8,}_secret_|"
     r"age1[02-9ac-hj-np-z]{50,}|npub1|[xyzt]pub[1-9A-HJ-NP-Za-km-z]{50,}|"
     r"(?:did:key:)?z(?:6Mk|6LS|Q3s|Dn)[1-9A-HJ-NP-Za-km-z]{40,}|"
-    r"AAAA[A-Za-z0-9+/]{2}(?:NzaC1|VjZHNh|NrLXNzaC1|NrLWVjZHNh))"
+    r"AAAA[A-Za-z0-9+/]{2}(?:NzaC1|VjZHNh|NrLXNzaC1|NrLWVjZHNh)|"
+    r"RW[A-Za-z0-9+/]{54}$)"
 )
 # Identifiers printed as hex: an Ethereum address (``0x`` and 40 digits, any case), a SHA-1
 # fingerprint or thumbprint in upper case (GPG, certificates) and a colour (``#AB0909``);
@@ -171,6 +174,17 @@ def is_base58check(value: str) -> bool:
     return hashlib.sha256(hashlib.sha256(body).digest()).digest()[:4] == checksum
 
 
+def is_stellar_seed(value: str) -> bool:
+    """Whether ``value`` is a Stellar secret seed: base32 of the version byte of a seed, 32
+    bytes and their CRC16-XModem (little endian); a made-up value fails the checksum."""
+    try:
+        raw = base64.b32decode(value)
+    except ValueError:
+        return False
+    body, checksum = raw[:-2], raw[-2:]
+    return body[:1] == b"\x90" and binascii.crc_hqx(body, 0).to_bytes(2, "little") == checksum
+
+
 def is_word(value: str) -> bool:
     """Whether ``value`` (letters, maybe ``-_.``) is a word or a name, not a random string.
 
@@ -189,11 +203,21 @@ def _random_letters(part: str) -> bool:
     if len(part) < 8:
         return False
     if not part.islower() and not part.isupper():
+        if len(part) >= 10 and _choppy(part):
+            return True
         pieces = [p for p in _CAMEL.findall(part) if not p.isupper()]
         mute = [p for p in pieces if len(p) >= 3 and not _VOWEL.search(p)]
         if len(mute) >= 2 or any(len(p) >= 5 for p in mute) or _CONSONANTS.search(part):
             return True
     return not _CAMEL_WORDS.match(part) and _entropy(part) >= 3.5
+
+
+def _choppy(part: str) -> bool:
+    """Whether mixed-case letters break into many pieces of one or two letters (``SVImJJLiAs``
+    into ``SV Im JJ Li As``): random letters do, names in camel case (``getStrLength``) not."""
+    pieces = _CAMEL.findall(part)
+    short = sum(len(p) <= 2 for p in pieces)
+    return short >= 3 and 2 * short >= len(pieces)
 
 
 def looks_secret(raw: str) -> bool:

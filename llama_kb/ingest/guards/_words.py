@@ -55,6 +55,7 @@ _STRONG_WORDS = {
     "contrasena": "password",
     "senha": "password",
     "wachtwoord": "password",
+    "clave": "password",  # Spanish: the password in most of Latin America
     "secret": "secret",
     "token": "token",
     "authtoken": "token",

@@ -7,7 +7,7 @@ inside a string) are undone first, and offsets mapped back:
 * :data:`PATTERNS`, precise expressions for token and key-file formats (AWS, GitHub, OpenAI
   and Anthropic, Google, Stripe, npm, PyPI, Docker, Vault, DigitalOcean, Shopify, Azure,
   SendGrid, Telegram, Discord webhooks, Firebase, age, Nostr, PuTTY, OpenVPN, base64 PEM
-  and DER private keys and Java key stores, Base58Check-verified Bitcoin keys ...),
+  and DER private keys and Java key stores, checksum-verified Bitcoin keys and Stellar seeds),
   bearer, basic and other ``Authorization`` credentials, credentials, tokens and API keys in
   URLs, session cookies;
 * :mod:`~llama_kb.ingest.guards._assignments`: a credential key (``DB_PASSWORD``,
@@ -71,7 +71,13 @@ from llama_kb.ingest.guards._negative import negated
 from llama_kb.ingest.guards._pairs import pair_findings
 from llama_kb.ingest.guards._positional import positional_spans, recovery_list_findings
 from llama_kb.ingest.guards._tokens import vendor_token_spans
-from llama_kb.ingest.guards._values import UUID, is_base58check, is_known_example, is_public
+from llama_kb.ingest.guards._values import (
+    UUID,
+    is_base58check,
+    is_known_example,
+    is_public,
+    is_stellar_seed,
+)
 from llama_kb.ingest.guards._words import SESSION_NAME, qualified_before
 
 __all__ = ["CREDENTIAL_WORDS", "PATTERNS", "SecretFinding", "SecretScanner", "SensitivePattern"]
@@ -131,7 +137,8 @@ PATTERNS: tuple[SensitivePattern, ...] = (
     _p("pypi_token", r"\bpypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}"),
     _p("docker_token", r"\bdckr_pat_[A-Za-z0-9_-]{27,}"),
     _p("digitalocean_token", r"\bdo[opr]_v1_[a-f0-9]{64}\b"),
-    _p("vault_token", r"\bhv[sb]\.[A-Za-z0-9_-]{24,}"),
+    # Vault service and batch tokens; before Vault 1.10, ``s.`` and 24 random characters
+    _p("vault_token", r"\bhv[sb]\.[A-Za-z0-9_-]{24,}|(?<![\w.$/-])s\.[A-Za-z0-9]{24}(?![\w.-])"),
     _p("shopify_token", r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\b"),
     _p("linear_api_key", r"\blin_api_[A-Za-z0-9]{40}\b"),
     _p("notion_token", r"\b(?:secret_[A-Za-z0-9]{43}|ntn_[A-Za-z0-9]{46})\b"),
@@ -166,6 +173,8 @@ PATTERNS: tuple[SensitivePattern, ...] = (
         r"(?<![1-9A-HJ-NP-Za-km-z])(?:[5KL9c][1-9A-HJ-NP-Za-km-z]{50,51}|[xtyz]prv"
         r"[1-9A-HJ-NP-Za-km-z]{107,108})(?![1-9A-HJ-NP-Za-km-z])",
     ),
+    # Stellar secret seeds (``S`` and 55 base32 digits); the CRC16 is verified (_CHECKSUMMED)
+    _p("stellar_secret_seed", r"(?<![A-Z2-7])S[A-Z2-7]{55}(?![A-Z2-7])"),
     _p("putty_private_key", r"^PuTTY-User-Key-File-\d+:"),
     _p("openvpn_static_key", r"-----BEGIN OpenVPN Static key V\d-----"),
     # A PEM private key in base64 (kubeconfig ``client-key-data``, Kubernetes secrets): the
@@ -206,7 +215,7 @@ _SRI = re.compile(r"sha(?:256|384|512)-")
 _CANDIDATE = re.compile(
     r"[A-Za-z0-9_+/=.-]{16,}|pass|pwd|pw\b|secret|token|key|auth|cred|://|bearer|curl|mysql|"
     r"mariadb|:(?:\d+|\*):|identified|login|-cli|ldap|rabbitmqctl|admin|root|user|\]:|\{(?:plain|clear)|"
-    + STEMS_PATTERN,
+    r"\s\"?\*\"?\s*$|" + STEMS_PATTERN,
     re.IGNORECASE,
 )
 _HEX = re.compile(r"^[0-9a-fA-F]+$")
@@ -223,8 +232,8 @@ _ENTROPY_TYPES = frozenset({"base64_high_entropy_string", "hex_high_entropy_stri
 # keyword assignments are found by ``_assignments`` (the plugin flags ``secrets: Config`` in code).
 _DISABLED_PLUGINS = ("IPPublicDetector", "HexHighEntropyString", "KeywordDetector")
 # Patterns reported only for a random value (user names and cookie values can be words)
-_SHAPED = frozenset({"session_cookie"})
-_CHECKSUMMED = frozenset({"crypto_private_key"})
+_SHAPED = frozenset({"session_cookie", "vault_token"})
+_CHECKSUMMED = frozenset({"crypto_private_key", "stellar_secret_seed"})
 # Authorization schemes: a UUID after them is a credential (Splunk, Heroku), not an identifier
 _SCHEMES = frozenset({"authorization_header", "bearer_token"})
 # A vendor prefix before words is a documentation value (a Slack prefix, then not-a-real-token)
@@ -294,7 +303,7 @@ class SecretScanner:
         for n, line in enumerate(lines, 1):
             spans = positional_spans(line)
             _keep_disjoint(found, (SecretFinding(n, _POSITIONAL, s, e) for s, e in spans))
-            if "[" in line and "," in line:  # a list of byte values
+            if ("[" in line or "{" in line) and "," in line:  # a list of byte values
                 before = lines[n - 2] if n > 1 else ""
                 keys = byte_key_spans(line, before)
                 _keep_disjoint(found, (SecretFinding(n, "private_key", s, e) for s, e in keys))
@@ -386,7 +395,7 @@ def _pattern_findings(number: int, line: str) -> Iterator[SecretFinding]:
                 continue
             if pattern.name in _WORD_VALUED and is_word(value):
                 continue
-            if pattern.name in _CHECKSUMMED and not is_base58check(value):
+            if pattern.name in _CHECKSUMMED and not _checksum_holds(pattern.name, value):
                 continue
             if pattern.name == "basic_auth" and _example_basic(value):
                 continue
@@ -395,6 +404,11 @@ def _pattern_findings(number: int, line: str) -> Iterator[SecretFinding]:
             ):
                 continue
             yield SecretFinding(number, pattern.name, match.start(), match.end())
+
+
+def _checksum_holds(name: str, value: str) -> bool:
+    """Whether a Stellar seed's CRC16 or a Bitcoin key's Base58Check checksum holds."""
+    return is_stellar_seed(value) if name == "stellar_secret_seed" else is_base58check(value)
 
 
 def _example_basic(value: str) -> bool:

@@ -114,8 +114,10 @@ def test_value_forms() -> None:
     assert not looks_secret("vault://secret/data/db#password")
 
 
-def test_passphrases_score_low_and_names_not_at_all() -> None:
-    assert shape_score("velvet-falcon-orchid-02") == 1
+def test_passphrases_score_as_passwords_unless_technical_and_names_not_at_all() -> None:
+    # round 11: a passphrase scores as a human password; with a technical word, low
+    assert shape_score("velvet-falcon-orchid-02") == 2
+    assert shape_score("cache-node-modules-2") == 1
     assert shape_score("ubuntu-latest-python") == 0
 
 

@@ -134,8 +134,8 @@ def test_base58check() -> None:
 
 
 def test_value_forms() -> None:
-    assert shape_score("maple.harbor.quartz.orbit7") == 1  # a passphrase, not a host
-    assert shape_score("Maple-Harbor-Quartz-42") == 1
+    assert shape_score("maple.harbor.quartz.orbit7") == 2  # a passphrase, not a host
+    assert shape_score("Maple-Harbor-Quartz-42") == 2
     assert shape_score("api.acme.dev") == 0
     assert is_identifier("QmYwAPJzv5CZsnA625s3Xf2nemtYgPpHdWEz79ojWnPbdG")
     assert is_public("z6MkhaXgBZDvotDkL5257faiztiGiC2QtKLGpbnnEGta2doK")
