@@ -20,6 +20,7 @@ from benchmarks.secret_holdout7_corpus import HOLDOUT7_HARMLESS, HOLDOUT7_SECRET
 from benchmarks.secret_holdout8_corpus import HOLDOUT8_HARMLESS, HOLDOUT8_SECRETS
 from benchmarks.secret_holdout9_corpus import HOLDOUT9_HARMLESS, HOLDOUT9_SECRETS
 from benchmarks.secret_holdout10_corpus import HOLDOUT10_HARMLESS, HOLDOUT10_SECRETS
+from benchmarks.secret_holdout11_corpus import HOLDOUT11_HARMLESS, HOLDOUT11_SECRETS
 from benchmarks.secrets_bench import evaluate
 from llama_kb import KnowledgeBase
 from llama_kb.config import KBConfig, SecretsConfig
@@ -119,6 +120,16 @@ def test_tenth_held_out_set() -> None:
     result = evaluate(secrets=HOLDOUT10_SECRETS, harmless=HOLDOUT10_HARMLESS)
     assert result["found"] == len(HOLDOUT10_SECRETS), [c.kind for c in result["missed"]]  # type: ignore[attr-defined]
     assert result["false_positives"] == 0, [c.text for c in result["flagged"]]  # type: ignore[attr-defined]
+
+
+def test_eleventh_held_out_set_never_tuned_on() -> None:
+    """Written without reading the detector and measured once at stop 30 on round 11 (123/126
+    found, 3/104 flagged; round 10 scored it the same); never tuned on. Floors at that
+    measurement, totals only."""
+    assert len(HOLDOUT11_SECRETS) >= 120 and len(HOLDOUT11_HARMLESS) >= 100
+    result = evaluate(secrets=HOLDOUT11_SECRETS, harmless=HOLDOUT11_HARMLESS)
+    assert result["found"] >= 123
+    assert result["false_positives"] <= 3
 
 
 @pytest.mark.parametrize("case", SECRETS, ids=[f"{i}-{c.kind}" for i, c in enumerate(SECRETS)])
