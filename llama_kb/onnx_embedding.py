@@ -234,7 +234,7 @@ class OnnxEmbedding(BaseEmbedding):
     Each model run uses one core, and a batch's runs go to ``num_threads`` threads at once.
     A single query is one run on one core, so the rest of a retrieval (lexical search, graph
     reads) keeps the other cores instead of waiting for an intra-op thread pool; a batch
-    embeds as fast as with intra-op threads (README, "Embedding models").
+    embeds at least as fast as with intra-op threads (README, "Embedding models").
 
     Args:
         model_name: Which bundled model (its :attr:`OnnxModel.name`).

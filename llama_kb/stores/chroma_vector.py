@@ -26,11 +26,11 @@ logger = logging.getLogger(__name__)
 
 _PAGE = 1000
 OVERFETCH = 4
+"""A restricted dense query first reads this many times ``top_k`` nearest chunks."""
 SEARCH_EF = 200
 """Candidates an HNSW search explores (Chroma's ``ef_search``). Chroma's default, 100, finds
 98.7 % of the exact 30 nearest chunks on musique-dev's 8,016 MiniLM vectors and misses even
 a query's nearest chunk now and then; 200 finds 99.8 % for about a millisecond more."""
-"""A restricted dense query first reads this many times ``top_k`` nearest chunks."""
 
 
 def chroma_settings() -> Any:
