@@ -80,6 +80,23 @@ def test_schema_pragmas_and_foreign_keys(store: SQLitePropertyGraphStore, db_pat
     assert schema["schema_version"] == SCHEMA_VERSION
 
 
+def test_planner_statistics_follow_a_large_write_without_reopening(
+    store: SQLitePropertyGraphStore,
+) -> None:
+    """A process that fills an empty file and then queries it plans with the new statistics
+    (they used to be written only at close, so it planned for empty tables)."""
+    conn = store.client
+    assert store.get(ids=["nothing"]) == []  # the tables are read while still empty
+    chunks = [
+        ChunkNode(text=f"chunk {i}", id_=f"c{i}", properties={"doc_id": f"d{i % 40}"})
+        for i in range(400)
+    ]
+    store.upsert_nodes(chunks)
+    assert store.get(ids=["c1"])
+    analysed = {row[0] for row in conn.execute("SELECT tbl FROM sqlite_stat1")}
+    assert "nodes" in analysed
+
+
 def test_a_version_1_file_gets_its_search_indexes_filled(tmp_path: Path) -> None:
     path = tmp_path / "old.sqlite"
     with SQLitePropertyGraphStore(path) as store:
