@@ -11,7 +11,7 @@ from hardening_helpers import snapshot
 from llama_index.core.base.embeddings.base import BaseEmbedding
 
 from benchmarks.secret_check_corpus import CHECK_HARMLESS, CHECK_SECRETS
-from benchmarks.secret_corpus import HARMLESS, HELDOUT_HARMLESS, HELDOUT_SECRETS, SECRETS
+from benchmarks.secret_corpus import HARMLESS, HELDOUT_HARMLESS, HELDOUT_SECRETS, SECRETS, Case
 from benchmarks.secret_holdout3_corpus import HOLDOUT3_HARMLESS, HOLDOUT3_SECRETS
 from benchmarks.secret_holdout4_corpus import HOLDOUT4_HARMLESS, HOLDOUT4_SECRETS
 from benchmarks.secret_holdout5_corpus import HOLDOUT5_HARMLESS, HOLDOUT5_SECRETS
@@ -86,39 +86,30 @@ def test_sixth_held_out_set() -> None:
     assert result["fp_rate"] <= 0.05, [c.text for c in result["flagged"]]  # type: ignore[attr-defined]
 
 
-def test_seventh_held_out_set() -> None:
-    """Written without reading the detector, measured once at stop 26 (119/123 found, 6/95
-    flagged); tuned on in round 8 by category (README). Floors at what round 8 reached."""
-    assert len(HOLDOUT7_SECRETS) >= 110 and len(HOLDOUT7_HARMLESS) >= 80
-    result = evaluate(secrets=HOLDOUT7_SECRETS, harmless=HOLDOUT7_HARMLESS)
-    assert result["found"] == len(HOLDOUT7_SECRETS), [c.kind for c in result["missed"]]  # type: ignore[attr-defined]
-    assert result["false_positives"] == 0, [c.text for c in result["flagged"]]  # type: ignore[attr-defined]
+BLIND_THEN_TUNED = [
+    # (set, secrets, look-alikes, least secrets, least look-alikes); each was written without
+    # reading the detector, measured once, then tuned on by category (README):
+    # 7 at stop 26 (119/123 found, 6/95 flagged), tuned in round 8; 8 at stop 27 (109/132,
+    # 2/104), round 9; 9 at stop 28 (114/130, 4/105), round 10; 10 at stop 29 (115/123, 2/102),
+    # round 11. Floors at what the tuning round reached: all found, none flagged.
+    ("held-out 7", HOLDOUT7_SECRETS, HOLDOUT7_HARMLESS, 110, 80),
+    ("held-out 8", HOLDOUT8_SECRETS, HOLDOUT8_HARMLESS, 120, 100),
+    ("held-out 9", HOLDOUT9_SECRETS, HOLDOUT9_HARMLESS, 120, 100),
+    ("held-out 10", HOLDOUT10_SECRETS, HOLDOUT10_HARMLESS, 120, 100),
+]
 
 
-def test_eighth_held_out_set() -> None:
-    """Written without reading the detector, measured once at stop 27 (109/132 found, 2/104
-    flagged); tuned on in round 9 by category (README). Floors at what round 9 reached."""
-    assert len(HOLDOUT8_SECRETS) >= 120 and len(HOLDOUT8_HARMLESS) >= 100
-    result = evaluate(secrets=HOLDOUT8_SECRETS, harmless=HOLDOUT8_HARMLESS)
-    assert result["found"] == len(HOLDOUT8_SECRETS), [c.kind for c in result["missed"]]  # type: ignore[attr-defined]
-    assert result["false_positives"] == 0, [c.text for c in result["flagged"]]  # type: ignore[attr-defined]
-
-
-def test_ninth_held_out_set() -> None:
-    """Written without reading the detector, measured once at stop 28 (114/130 found, 4/105
-    flagged); tuned on in round 10 by category (README). Floors at what round 10 reached."""
-    assert len(HOLDOUT9_SECRETS) >= 120 and len(HOLDOUT9_HARMLESS) >= 100
-    result = evaluate(secrets=HOLDOUT9_SECRETS, harmless=HOLDOUT9_HARMLESS)
-    assert result["found"] == len(HOLDOUT9_SECRETS), [c.kind for c in result["missed"]]  # type: ignore[attr-defined]
-    assert result["false_positives"] == 0, [c.text for c in result["flagged"]]  # type: ignore[attr-defined]
-
-
-def test_tenth_held_out_set() -> None:
-    """Written without reading the detector, measured once at stop 29 (115/123 found, 2/102
-    flagged); tuned on in round 11 by category (README). Floors at what round 11 reached."""
-    assert len(HOLDOUT10_SECRETS) >= 120 and len(HOLDOUT10_HARMLESS) >= 100
-    result = evaluate(secrets=HOLDOUT10_SECRETS, harmless=HOLDOUT10_HARMLESS)
-    assert result["found"] == len(HOLDOUT10_SECRETS), [c.kind for c in result["missed"]]  # type: ignore[attr-defined]
+@pytest.mark.parametrize(
+    ("secrets", "harmless", "least_secrets", "least_harmless"),
+    [row[1:] for row in BLIND_THEN_TUNED],
+    ids=[row[0] for row in BLIND_THEN_TUNED],
+)
+def test_held_out_sets_tuned_on_after_their_blind_measurement(
+    secrets: tuple[Case, ...], harmless: tuple[Case, ...], least_secrets: int, least_harmless: int
+) -> None:
+    assert len(secrets) >= least_secrets and len(harmless) >= least_harmless
+    result = evaluate(secrets=secrets, harmless=harmless)
+    assert result["found"] == len(secrets), [c.kind for c in result["missed"]]  # type: ignore[attr-defined]
     assert result["false_positives"] == 0, [c.text for c in result["flagged"]]  # type: ignore[attr-defined]
 
 
