@@ -39,8 +39,9 @@ def main() -> None:
     parser.add_argument(
         "--chunk-unit",
         choices=["tokens", "characters"],
-        default="tokens",
-        help="chunker: token-aware (default) or the character chunker (1000/200)",
+        default=None,
+        help="chunker: token-aware (default for a new knowledge base) or the character "
+        "chunker (1000/200); a reused --kb keeps its own unless this is given",
     )
     parser.add_argument(
         "--embedding",
@@ -78,7 +79,7 @@ def main() -> None:
     if args.benchmark == "ingest":
         from benchmarks import ingest_bench
 
-        ingest_bench.run(args.dataset, args.out, chunk_unit=args.chunk_unit)
+        ingest_bench.run(args.dataset, args.out, chunk_unit=args.chunk_unit or "tokens")
     elif args.benchmark == "chunkers":
         from benchmarks import chunker_bench
 

@@ -32,7 +32,7 @@ def run(
     kb_dir: Path | None = None,
     limit: int | None = None,
     with_triples: bool = False,
-    chunk_unit: str = "tokens",
+    chunk_unit: str | None = None,
     embedding_name: str = "minilm",
 ) -> dict[str, Any]:
     """Ingest ``dataset/corpus.jsonl`` (incrementally into ``kb_dir``) and score every mode.
@@ -42,10 +42,12 @@ def run(
     oracle), so that result is an upper bound, not a headline.
     """
     questions = read_jsonl(dataset / "questions.jsonl")[:limit]
-    kb_dir = kb_dir or out_dir / f"kb-{dataset.name}-{chunk_unit}-{embedding_name}"
+    kb_dir = kb_dir or out_dir / f"kb-{dataset.name}-{chunk_unit or 'tokens'}-{embedding_name}"
     embedding = default_embedding(embedding_name)
-    config = KBConfig.build(path=kb_dir, chunking={"unit": chunk_unit})
+    chunking = {} if chunk_unit is None else {"chunking": {"unit": chunk_unit}}
+    config = KBConfig.build(path=kb_dir, **chunking)  # none given: a reused KB keeps its own
     with KnowledgeBase.open(config=config, embedding=embedding) as kb:
+        chunk_unit = kb.config.chunking.unit
         with timer() as ingest_time:
             report = kb.ingest(dataset / "corpus.jsonl", show_progress=True)
         kb.retrieve("warm up the retrieval index", top_k=1)

@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from llama_index.core.base.embeddings.base import BaseEmbedding
+from pydantic import ValidationError
 
-from llama_kb.config import KBConfig
+from llama_kb.config import ChunkingConfig, KBConfig
 from llama_kb.embeddings import embedding_fingerprint, is_bundled
 from llama_kb.errors import KnowledgeBaseError
 from llama_kb.ingest.manifest import Manifest
@@ -96,9 +97,29 @@ def settle_directory(
         check_embedding(root, meta, embedding, dimension)
     before = dict(meta)
     config = settle_identity(config, root, meta, fresh)
+    config = settle_chunking(config, meta)
     if meta != before:
         (root / KB_FILE).write_text(json.dumps(meta, indent=2), encoding="utf-8")
     return config, meta, fresh
+
+
+def settle_chunking(config: KBConfig, meta: dict[str, Any]) -> KBConfig:
+    """The chunking a knowledge base uses: the stored one (``meta["chunking"]``) unless
+    ``config`` sets one explicitly, which then becomes the stored one (documents chunked
+    otherwise are chunked again when their sources are next ingested, or by ``rebuild``).
+    A knowledge base from before token chunking takes ``config``'s (by default tokens)."""
+    stored = meta.get("chunking")
+    before_units = not isinstance(stored, dict) or "unit" not in stored  # characters only
+    if "chunking" in config.model_fields_set or before_units:
+        meta["chunking"] = config.chunking.model_dump()
+        return config
+    try:
+        chunking = ChunkingConfig.model_validate(stored)
+    except ValidationError:
+        logger.warning("%s: unreadable chunking %r, using %s", KB_FILE, stored, config.chunking)
+        meta["chunking"] = config.chunking.model_dump()
+        return config
+    return config.model_copy(update={"chunking": chunking})
 
 
 def check_directory(root: Path, create: bool) -> dict[str, Any] | None:

@@ -197,7 +197,9 @@ class IngestionPipeline:
                 digest.hexdigest() + ":" + self._fingerprint,
                 origin=INLINE_ORIGIN,
             )
-            work = self.planner.compare(record, group, report, seen)
+            known = self.manifest.source(source_path)
+            rederive = known is not None and not known.sha256.endswith(self._fingerprint)
+            work = self.planner.compare(record, group, report, seen, rederive=rederive)
             work.vanished = []  # adding never removes a document's siblings
             works.append(work)
         self.manifest.put_inline([(d.doc_id, document_json(d)) for w in works for d in w.docs])

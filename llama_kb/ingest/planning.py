@@ -157,7 +157,8 @@ class Planner:
                 continue
             report.failed.extend(result.failures)
             docs = self.screen(result.documents, report, access)
-            works.append(self.compare(record, docs, report, seen, moved))
+            rederive = known is not None and not known.sha256.endswith(fingerprint)
+            works.append(self.compare(record, docs, report, seen, moved, rederive))
         return works
 
     def copy_of(self, record: SourceRecord, listed: set[str]) -> str | None:
@@ -203,11 +204,14 @@ class Planner:
         report: IngestReport,
         seen: dict[str, str],
         moved_from: str | None = None,
+        rederive: bool = False,
     ) -> SourceWork:
         """Which of a source's documents to write, and which of its earlier ones vanished.
 
         With ``moved_from``, the documents of that source are this one's: those keeping
-        their id are rewritten under the new key, the others vanish.
+        their id are rewritten under the new key, the others vanish. With ``rederive`` (the
+        source was last read by another pipeline: other chunking or extractors) every
+        document is written again, changed or not.
         """
         work = SourceWork(record, moved_from=moved_from)
         known = self.manifest.documents_by_id(d.doc_id for d in docs)
@@ -230,7 +234,8 @@ class Planner:
             digest = document_hash(doc)
             previous = known.get(doc.doc_id)
             if (
-                previous
+                not rederive
+                and previous
                 and previous.status == "ready"
                 and previous.content_hash == digest
                 and previous.source_path == record.path

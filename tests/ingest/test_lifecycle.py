@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -52,6 +53,61 @@ def test_rebuild_after_a_chunking_change(tmp_path: Path, embedding, docs_dir: Pa
         report = kb.rebuild()
         assert report.ok and report.chunks_over_window == 0
         assert kb.vectors.count() > default_chunks
+
+
+def test_a_knowledge_base_keeps_its_chunking_when_opened_without_one(
+    tmp_path: Path, embedding, docs_dir: Path
+) -> None:
+    characters = KBConfig.build(path=tmp_path / "kb", chunking={"unit": "characters"})
+    with KnowledgeBase.open(config=characters, embedding=embedding) as kb:
+        kb.ingest(docs_dir)
+        chunks = {d.doc_id: d.chunks for d in kb.documents()}
+    with KnowledgeBase.open(tmp_path / "kb", embedding=embedding) as kb:
+        assert kb.config.chunking.unit == "characters"
+        # 1,080 characters: two chunks by characters (1000/200), one by tokens
+        (docs_dir / "late.txt").write_text("The indexer writes vectors quickly. " * 30)
+        report = kb.ingest(docs_dir)
+        assert sorted(report.unchanged) == sorted(chunks) and len(report.added) == 1
+        late = next(d for d in kb.documents() if d.doc_id.endswith("late.txt"))
+        assert late.chunks == 2
+
+
+def test_an_explicit_chunking_change_rechunks_on_the_next_ingest(
+    tmp_path: Path, embedding, docs_dir: Path
+) -> None:
+    characters = KBConfig.build(path=tmp_path / "kb", chunking={"unit": "characters"})
+    with KnowledgeBase.open(config=characters, embedding=embedding) as kb:
+        kb.ingest(docs_dir)
+        kb.add_documents([Document(text="The Vector Indexer embeds chunks. " * 60, id_="mem-1")])
+        before = {d.doc_id: d.chunks for d in kb.documents()}
+    small = KBConfig.build(path=tmp_path / "kb", chunking={"chunk_size": 48, "chunk_overlap": 8})
+    with KnowledgeBase.open(config=small, embedding=embedding) as kb:
+        report = kb.ingest(docs_dir)
+        assert report.ok and not report.unchanged
+        assert sorted(report.updated) == sorted(d for d in before if d != "mem-1")
+        kb.add_documents([Document(text="The Vector Indexer embeds chunks. " * 60, id_="mem-1")])
+        after = {d.doc_id: d.chunks for d in kb.documents()}
+        assert after.keys() == before.keys()
+        assert all(after[d] > before[d] for d in before), (before, after)
+        assert kb.vectors.count() == sum(after.values())
+        assert kb.ingest(docs_dir).unchanged  # read with this chunking now: nothing to do
+    stored = json.loads((tmp_path / "kb" / "kb.json").read_text(encoding="utf-8"))
+    assert stored["chunking"]["unit"] == "tokens" and stored["chunking"]["chunk_size"] == 48
+
+
+def test_rechunked_documents_keep_the_vectors_of_unchanged_chunk_texts(
+    tmp_path: Path, embedding, docs_dir: Path
+) -> None:
+    counting = CountingEmbedding(inner=embedding)  # not bundled: a 512-token window
+    with KnowledgeBase.open(tmp_path / "kb", embedding=counting) as kb:
+        kb.ingest(docs_dir)
+        chunks = kb.vectors.count()
+    embedded = counting.texts_embedded
+    same_cuts = KBConfig.build(path=tmp_path / "kb", chunking={"unit": "tokens", "window": 512})
+    with KnowledgeBase.open(config=same_cuts, embedding=counting) as kb:
+        report = kb.ingest(docs_dir)  # another pipeline setting, the same chunk texts
+        assert report.ok and report.updated and not report.unchanged
+        assert kb.vectors.count() == chunks and counting.texts_embedded == embedded
 
 
 def test_moved_folder_keeps_ids_and_is_not_embedded_again(
