@@ -1,5 +1,5 @@
-"""``python -m benchmarks <name> ...``: ingest, chunkers, retrieval, facts, backends, mcp,
-import, observability, scale, access."""
+"""``python -m benchmarks <name> ...``: ingest, chunkers, retrieval, paired, facts, backends,
+mcp, import, observability, scale, access."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ def main() -> None:
             "ingest",
             "chunkers",
             "retrieval",
+            "paired",
             "facts",
             "backends",
             "mcp",
@@ -33,6 +34,9 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results"))
     parser.add_argument("--kb", type=Path, help="knowledge base to (re)use for retrieval")
     parser.add_argument("--limit", type=int, help="only the first N questions")
+    parser.add_argument(
+        "--kbs", help="paired: comma-separated knowledge bases, each compared with the first"
+    )
     parser.add_argument(
         "--with-triples", action="store_true", help="also score with triples.jsonl (upper bound)"
     )
@@ -122,6 +126,13 @@ def main() -> None:
         from benchmarks import access_bench
 
         access_bench.run(args.out, size=args.limit or 10_000, questions=args.questions)
+    elif args.benchmark == "paired":
+        from benchmarks import paired_bench
+
+        kbs = [Path(k) for k in (args.kbs or "").split(",") if k.strip()]
+        if len(kbs) < 2:
+            parser.error("paired needs --kbs A,B[,C...] (at least two knowledge bases)")
+        paired_bench.run(args.dataset, args.out, kbs, limit=args.limit)
     elif args.benchmark == "retrieval":
         from benchmarks import retrieval_bench
 
