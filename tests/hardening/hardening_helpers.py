@@ -68,6 +68,17 @@ def docx_bomb(path: Path, decompressed: int) -> Path:
     return path
 
 
+def docx_from_the_future(path: Path) -> Path:
+    """A real ``.docx`` whose first member says it needs zip version 6.4 to extract
+    (``zipfile`` raises ``NotImplementedError`` for it; found by fuzzing)."""
+    make_docx(path)
+    data = bytearray(path.read_bytes())
+    entry = data.index(b"PK\x01\x02")  # the first central directory record
+    data[entry + 6] = 64  # "version needed to extract"
+    path.write_bytes(bytes(data))
+    return path
+
+
 def make_socket(path: Path) -> Path:
     """A Unix socket file at ``path`` (left behind after closing)."""
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)

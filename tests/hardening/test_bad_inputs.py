@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 from hardening_helpers import (
     docx_bomb,
+    docx_from_the_future,
     make_fifo,
     make_pdf,
     make_socket,
@@ -162,6 +163,7 @@ DOCX_CASES = [
     FileCase("docx-empty", "a.docx", b"", "empty file"),
     FileCase("docx-not-zip", "a.docx", b"PK not really a zip", "not a valid .docx"),
     FileCase("docx-random", "a.docx", os.urandom(3000), "not a valid .docx"),
+    FileCase("docx-zip-version", "a.docx", docx_from_the_future, "not a valid .docx"),
     FileCase("docx-bomb", "a.docx", lambda p: docx_bomb(p, 3_000_000), "max_decompressed", True),
     # 20 MB of zeros compress about 1000:1: under the default size limit, over the ratio limit
     FileCase("docx-ratio", "a.docx", lambda p: docx_bomb(p, 20_000_000), "compression_ratio"),

@@ -155,8 +155,8 @@ def check_zip(path: Path, data: bytes) -> None:
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
             members = archive.infolist()
-    except (zipfile.BadZipFile, ValueError, OSError):
-        return  # not a zip: the format reader reports it in its own words
+    except (zipfile.BadZipFile, NotImplementedError, ValueError, OSError, EOFError):
+        return  # not a zip (or a version zipfile cannot read): the reader says it in its words
     total = sum(m.file_size for m in members)
     if total > limits.max_decompressed_bytes:
         raise DocumentError(
