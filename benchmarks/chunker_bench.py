@@ -4,9 +4,8 @@ After a small warm-up ingest (so loading spaCy and the stores' first-use costs f
 neither side), each round ingests the same passages (the first ``passages`` of
 ``corpus.jsonl``) into two fresh knowledge bases, one per chunker, in alternating order
 (tokens first in even rounds, characters first in odd ones), so drift in machine load hits
-both sides alike. Chunking
-alone (the whole corpus, no embedding) is timed the same way. Ratios are tokens / characters
-per round; the headline is their median.
+both sides alike. Chunking alone (the whole corpus, no embedding) is timed the same way.
+Ratios are tokens / characters per round; the headline is their median.
 """
 
 from __future__ import annotations

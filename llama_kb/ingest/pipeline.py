@@ -34,7 +34,7 @@ from llama_kb.ingest.guards import use_limits
 from llama_kb.ingest.guards.records import vector_problem
 from llama_kb.ingest.linking import link_chunks
 from llama_kb.ingest.manifest import Manifest, SourceRecord
-from llama_kb.ingest.planning import Planner, SourceWork
+from llama_kb.ingest.planning import Planner, SourceWork, read_by_another_pipeline
 from llama_kb.ingest.sources.local_adapter import LocalFiles
 from llama_kb.ingest.sources.protocol import FilesAdapter
 from llama_kb.ingest.vector_reuse import StoredVectors, text_key
@@ -198,7 +198,7 @@ class IngestionPipeline:
                 origin=INLINE_ORIGIN,
             )
             known = self.manifest.source(source_path)
-            rederive = known is not None and not known.sha256.endswith(self._fingerprint)
+            rederive = read_by_another_pipeline(known, self._fingerprint)
             work = self.planner.compare(record, group, report, seen, rederive=rederive)
             work.vanished = []  # adding never removes a document's siblings
             works.append(work)

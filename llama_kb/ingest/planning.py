@@ -25,7 +25,7 @@ from llama_kb.ingest.source_reading import fetch
 from llama_kb.ingest.sources.protocol import FileInfo, FilesAdapter
 from llama_kb.types import IngestFailure, IngestReport, SourceDocument
 
-__all__ = ["Planner", "SourceWork"]
+__all__ = ["Planner", "SourceWork", "read_by_another_pipeline"]
 
 
 @dataclass
@@ -42,6 +42,12 @@ class SourceWork:
     failed: bool = False
     moved_from: str | None = None
     """The key of the source this one was moved (renamed) from, inside the same root."""
+
+
+def read_by_another_pipeline(known: SourceRecord | None, fingerprint: str) -> bool:
+    """Whether a stored source was last read with another pipeline ``fingerprint`` (other
+    chunking or extractors): its documents are then derived again, changed or not."""
+    return known is not None and not known.sha256.endswith(fingerprint)
 
 
 class Planner:
@@ -157,7 +163,7 @@ class Planner:
                 continue
             report.failed.extend(result.failures)
             docs = self.screen(result.documents, report, access)
-            rederive = known is not None and not known.sha256.endswith(fingerprint)
+            rederive = read_by_another_pipeline(known, fingerprint)
             works.append(self.compare(record, docs, report, seen, moved, rederive))
         return works
 
