@@ -228,7 +228,7 @@ class RankingConfig(_Model):
     bridge_depth: int = Field(default=10, gt=0)
     bridge_pool: int = Field(default=30, gt=0)
     bridge_rrf_k: float = Field(default=1.0, gt=0)
-    bridge_words: int = Field(default=40, gt=0)
+    bridge_words: int = Field(default=16, gt=0)
 
     @model_validator(mode="after")
     def _some_fact_weight(self) -> RankingConfig:

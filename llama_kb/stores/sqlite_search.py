@@ -9,7 +9,7 @@ neighbourhoods a graph walk visits, and ``fact_keys`` plus expression indexes fo
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from typing import Any
 
 from llama_kb.stores import _sqlite_bm25 as bm25
@@ -25,7 +25,7 @@ _FACT_KEYS = (
     *("subject_key", "object_key"),
 )
 _FACT_FIELDS = ", ".join(
-    [f"json_extract(n.metadata, '$.{k}')" for k in _FACT_KEYS[:7]]
+    ["n.metadata"]  # parsed once in Python: SQLite < 3.45 parses the JSON per json_extract
     + [
         f"(SELECT f.key FROM fact_keys f WHERE f.uri = n.uri AND f.ends IN ('{end}', 'both'))"
         for end in ("subject", "object")
@@ -384,8 +384,7 @@ class SQLiteSearchIndex(LexicalPruning):
                     "WHERE k.nth <= ? LIMIT ?",
                     [*chunk, *access, per_key, limit],
                 )
-                for row in rows:
-                    found.setdefault(row[0], dict(zip(_FACT_KEYS, row[1:], strict=True)))
+                _add_facts(found, rows)
             for field, values in (("doc_id", doc_ids), ("chunk_id", chunk_ids)):
                 for chunk in _chunks(_unique(values)):
                     rows = conn.execute(
@@ -394,9 +393,17 @@ class SQLiteSearchIndex(LexicalPruning):
                         f"{own} LIMIT ?",
                         [*chunk, *access, limit],
                     )
-                    for row in rows:
-                        found.setdefault(row[0], dict(zip(_FACT_KEYS, row[1:], strict=True)))
+                    _add_facts(found, rows)
         return list(found.values())
+
+
+def _add_facts(found: dict[str, dict[str, Any]], rows: Iterable[Sequence[Any]]) -> None:
+    """Add the fact rows ``(uri, metadata, subject_key, object_key)`` not in ``found``."""
+    for uri, metadata, subject_key, object_key in rows:
+        if uri not in found:
+            meta = json.loads(metadata or "{}")
+            fact = {k: meta.get(k) for k in _FACT_KEYS[:7]}
+            found[uri] = {**fact, "subject_key": subject_key, "object_key": object_key}
 
 
 def _vocab_df(conn: Any, word: str) -> int:
