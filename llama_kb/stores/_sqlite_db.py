@@ -1,9 +1,13 @@
 """The SQLite graph store's file: schema, connection, locking and transactions.
 
-:class:`SQLiteDatabase` owns the one ``sqlite3`` connection a
-:class:`~llama_kb.stores.sqlite_graph.SQLitePropertyGraphStore` shares between threads.
-Reads run under its lock; each write is one ``BEGIN IMMEDIATE`` transaction that bumps the
-``revision`` counter in the ``meta`` table when it changed rows. Each time the rows this
+:class:`SQLiteDatabase` owns the ``sqlite3`` connections a
+:class:`~llama_kb.stores.sqlite_graph.SQLitePropertyGraphStore` shares between threads. Each
+write is one ``BEGIN IMMEDIATE`` transaction on the main connection, under its lock, that bumps
+the ``revision`` counter in the ``meta`` table when it changed rows. Reads take a read-only
+connection from a small pool: in WAL mode they run beside each other and beside a write
+(seeing the last committed state), so a query never waits for an ingest's transaction, and a
+query's threads (dense, lexical, facts) read at once. An in-memory database, and a read inside
+the calling thread's own write transaction, use the main connection. Each time the rows this
 connection changed double (from 1,000), the query planner's statistics are refreshed
 (``ANALYZE``, sampled: ``analysis_limit``): a process that ingested a corpus into an empty file
 otherwise went on planning its queries for the empty tables and read the graph about 4x
@@ -75,6 +79,8 @@ ANALYSIS_LIMIT = 1000
 """Rows ``ANALYZE`` samples per index: approximate statistics at a bounded cost."""
 FIRST_ANALYZE = 1000
 """Rows changed through one connection before its first statistics refresh."""
+IDLE_READERS = 4
+"""Read connections kept open between reads (more open while more threads read at once)."""
 
 
 class SQLiteDatabase:
@@ -92,8 +98,13 @@ class SQLiteDatabase:
 
     def __init__(self, path: str | Path, *, timeout: float = 30.0) -> None:
         self._path = str(path)
+        self._timeout = timeout
         self._lock = threading.RLock()
         self._conn: sqlite3.Connection | None = None
+        self._writer: int | None = None
+        """The thread inside a write transaction, if any."""
+        self._pool_lock = threading.Lock()
+        self._idle: list[sqlite3.Connection] = []
         self._next_analyze = FIRST_ANALYZE
         if self._path != ":memory:":
             Path(self._path).parent.mkdir(parents=True, exist_ok=True)
@@ -136,8 +147,12 @@ class SQLiteDatabase:
         with self._lock:
             if self._conn is not None:
                 self._refresh_statistics(self._conn, "PRAGMA optimize")
-                self._conn.close()
-                self._conn = None
+                with self._pool_lock:
+                    for reader in self._idle:
+                        reader.close()
+                    self._idle.clear()
+                    self._conn.close()
+                    self._conn = None
                 logger.debug("closed SQLite graph store %s", self._path)
 
     def connection(self) -> sqlite3.Connection:
@@ -152,17 +167,52 @@ class SQLiteDatabase:
 
     @contextmanager
     def read(self) -> Iterator[sqlite3.Connection]:
-        """The connection, under the lock; SQLite errors become :class:`BackendError`."""
-        with self._lock:
-            conn = self.connection()
-            try:
-                yield conn
-            except sqlite3.Error as e:
-                raise BackendError(f"SQLite graph store {self._path}: {e}") from e
+        """A connection to read from (see the module docstring); SQLite errors become
+        :class:`BackendError`.
+
+        Raises:
+            BackendError: The database was closed, or a read failed.
+        """
+        own = self._path == ":memory:" or self._writer == threading.get_ident()
+        reader = None if own else self._take_reader()
+        try:
+            if reader is None:
+                with self._lock:
+                    yield self.connection()
+            else:
+                yield reader
+        except sqlite3.Error as e:
+            raise BackendError(f"SQLite graph store {self._path}: {e}") from e
+        finally:
+            if reader is not None:
+                self._return_reader(reader)
+
+    def _take_reader(self) -> sqlite3.Connection:
+        """An idle read-only connection, or a new one."""
+        with self._pool_lock:
+            self.connection()  # raises once closed
+            if self._idle:
+                return self._idle.pop()
+        try:
+            reader = sqlite3.connect(
+                self._path, timeout=self._timeout, check_same_thread=False, isolation_level=None
+            )
+            reader.execute("PRAGMA query_only = ON")
+        except sqlite3.Error as e:
+            raise BackendError(f"Cannot read the SQLite graph store {self._path}: {e}") from e
+        return reader
+
+    def _return_reader(self, reader: sqlite3.Connection) -> None:
+        with self._pool_lock:
+            if self._conn is not None and len(self._idle) < IDLE_READERS:
+                self._idle.append(reader)
+                return
+        reader.close()
 
     @contextmanager
     def write(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction; bumps the revision when rows changed, rolls back on error."""
+        """One write transaction; bumps the revision when rows changed, rolls back on error.
+        Reads in the same thread meanwhile use this transaction's connection."""
         with self._lock:
             conn = self.connection()
             before = conn.total_changes
@@ -173,6 +223,7 @@ class SQLiteDatabase:
                     f"Cannot write to the SQLite graph store {self._path}: {e}. "
                     "Another process may hold the write lock; retry later."
                 ) from e
+            outer, self._writer = self._writer, threading.get_ident()
             try:
                 yield conn
                 changed = conn.total_changes != before
@@ -185,6 +236,8 @@ class SQLiteDatabase:
                 if isinstance(e, sqlite3.Error):
                     raise BackendError(f"SQLite graph store {self._path}: {e}") from e
                 raise
+            finally:
+                self._writer = outer
             if changed and conn.total_changes >= self._next_analyze:
                 self._next_analyze = 2 * conn.total_changes
                 self._refresh_statistics(conn, "ANALYZE")

@@ -206,6 +206,39 @@ def test_concurrent_reads_and_writes_from_threads(store: SQLitePropertyGraphStor
     assert store.count_nodes() == 51 + 30
 
 
+def test_reads_do_not_wait_for_another_threads_write(db_path: Path) -> None:
+    """A read beside an open write transaction of another thread returns at once with the last
+    committed state; the writing thread itself reads its own uncommitted rows."""
+    store = SQLitePropertyGraphStore(db_path)
+    store.upsert_nodes([EntityNode(name="Before")])
+    inside, release = threading.Event(), threading.Event()
+    seen_by_writer: list[list[str]] = []
+
+    def writer() -> None:
+        with store._db.write() as conn:
+            conn.execute(
+                "INSERT INTO nodes (uri, node_type, name, created_at, updated_at) "
+                "VALUES ('During', 'entity', 'During', '', '')"
+            )
+            seen_by_writer.append([n.id for n in store.get(ids=["Before", "During"])])
+            inside.set()
+            release.wait(30)
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    try:
+        assert inside.wait(30)
+        assert [n.id for n in store.get(ids=["Before", "During"])] == ["Before"]
+    finally:
+        release.set()
+        thread.join()
+    assert seen_by_writer == [["Before", "During"]]
+    assert sorted(n.id for n in store.get(ids=["Before", "During"])) == ["Before", "During"]
+    store.close()
+    with pytest.raises(BackendError, match="closed"):
+        store.get(ids=["Before"])
+
+
 async def test_async_methods_run_in_threads(movie_graph: SQLitePropertyGraphStore) -> None:
     nodes, triplets, steps = await asyncio.gather(
         movie_graph.aget(ids=["Sirk"]),
