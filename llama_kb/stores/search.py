@@ -145,7 +145,7 @@ class LexicalPruning:
 
     common_share = 0.1
     keep_rarest = 2
-    postings_budget = 20_000
+    postings_budget = 4_000
 
     def ceiling(self, chunks: int) -> float:
         """The most chunks a word may be found in and still be scored."""

@@ -80,9 +80,9 @@ def test_name_neighbourhood_of_a_hub_is_capped(tmp_path: Path) -> None:
 
 def test_lexical_words_are_kept_rarest_first_within_the_postings_budget() -> None:
     pruning = LexicalPruning()
-    df = {"rare": 5, "odd": 50, "usual": 15_000, "plain": 9_000, "common": 20_000}
+    df = {"rare": 5, "odd": 50, "usual": 3_000, "plain": 1_800, "common": 20_000}
     words = list(df)
-    # 100k chunks: "common" is over 10 % of them; the budget (20,000 postings) then takes
+    # 100k chunks: "common" is over 10 % of them; the budget (4,000 postings) then takes
     # rare + odd + plain, and "usual" would pass it
     assert pruning.informative(words, df, 100_000) == ["rare", "odd", "plain"]
     # the two rarest are kept whatever they cost
