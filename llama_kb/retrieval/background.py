@@ -2,9 +2,8 @@
 
 The dense step (query embedding and the vector store's search) and the lexical step wait on
 native code that releases the GIL (ONNX Runtime, Chroma's Rust core, SQLite, a server round
-trip), so they run beside each other and beside the query's name linking. The thread runs in
-a copy of the caller's context, so tracing spans and instrumentation events stay attached to
-the query.
+trip), so they run beside each other and beside the query's name linking. The thread runs in a copy of the caller's context,
+so tracing spans and instrumentation events stay attached to the query.
 """
 
 from __future__ import annotations
