@@ -1,8 +1,8 @@
 """Run one step of a query in a thread while the caller does the next ones.
 
-The dense step (query embedding and the vector store's search) and the lexical step wait on
-native code that releases the GIL (ONNX Runtime, Chroma's Rust core, SQLite, a server round
-trip), so they run beside each other and beside the query's name linking. The thread runs in a copy of the caller's context,
+The dense step (query embedding and the vector store's search) waits on native code that
+releases the GIL (ONNX Runtime, Chroma's Rust core, a server round trip), so the lexical
+search and the fact reads overlap it. The thread runs in a copy of the caller's context,
 so tracing spans and instrumentation events stay attached to the query.
 """
 

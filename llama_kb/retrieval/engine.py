@@ -144,7 +144,7 @@ class ContextEngine:
             BackendError: A backend failed and ``strict`` is set.
         """
         with one_query():
-            plan = self._plan(query, options, search_first=True)
+            plan = self._plan(query, options, dense_first=True)
             if plan.cached is not None:
                 return self._from_cache(plan)
             if plan.empty:
@@ -209,9 +209,9 @@ class ContextEngine:
             raise QueryError("this knowledge base requires a principal: pass principal=...")
         return principal
 
-    def _plan(self, query: str, options: dict[str, Any], search_first: bool = False) -> QueryPlan:
+    def _plan(self, query: str, options: dict[str, Any], dense_first: bool = False) -> QueryPlan:
         """Open the query: its index view (or its cached result), linked names and route.
-        With ``search_first`` the dense and lexical steps start in threads before linking."""
+        With ``dense_first`` the dense step starts in a thread before linking."""
         options = dict(options)
         principal = self._principal(options.pop("principal", None))
         plan = QueryPlan(
@@ -250,8 +250,8 @@ class ContextEngine:
         plan.trace["index_ms"] = _ms(started)
         plan.stages.add("index", started, out=chunks)
         plan.empty = plan.view is not None and not chunks
-        if search_first and not plan.empty:
-            plan.dense, plan.lexical = Pending(self._dense, plan), Pending(self._lexical, plan)
+        if dense_first and not plan.empty:
+            plan.dense = Pending(self._dense, plan)
         started = time.perf_counter()
         if plan.view is not None and chunks:
             linked = link_query(plan.query, plan.view, self._fuzzy, partial(self._degrade, plan))
@@ -289,9 +289,9 @@ class ContextEngine:
     def _search(
         self, plan: QueryPlan
     ) -> tuple[list[SearchHit], list[tuple[str, float]], list[Fact]]:
-        """Dense and lexical hits (each in a thread) and traversed facts of ``plan``."""
+        """Dense hits (in a thread), lexical hits and traversed facts of ``plan``."""
         dense = plan.dense or Pending(self._dense, plan)
-        lexical = plan.lexical.result() if plan.lexical else self._lexical(plan)
+        lexical = self._lexical(plan)
         facts = self._facts(plan, plan.entity_ids)
         return dense.result(), lexical, facts
 

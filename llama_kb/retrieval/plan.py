@@ -41,8 +41,6 @@ class QueryPlan:
     query_vector: list[float] | None = None
     dense: Pending[list[SearchHit]] | None = None
     """The dense step, when it was started before linking (it needs only the query)."""
-    lexical: Pending[list[tuple[str, float]]] | None = None
-    """The lexical step, when it was started beside the dense one."""
     classification: Classification | None = None
     trace: dict[str, Any] = field(default_factory=dict)
     degraded: list[str] = field(default_factory=list)
