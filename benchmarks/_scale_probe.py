@@ -1,11 +1,12 @@
 """One query process for the scale benchmark's memory figures (run as a subprocess).
 
-``python -m benchmarks._scale_probe {kb,chroma} KB_DIR COLLECTION QUESTIONS_JSON TOP_K``
-(servers from the environment: ``CHROMA_HOST`` / ``CHROMA_PORT`` / ``FALKORDB_URL``)
-answers every question, then prints one JSON line: resident memory now and at its peak
-(``VmRSS`` / ``VmHWM``), the first query's and the median query's milliseconds. ``kb`` opens
-the knowledge base and calls ``kb.retrieve``; ``chroma`` opens only the Chroma collection
-and queries it with the same hashed embedding.
+``python -m benchmarks._scale_probe {kb,chroma} KB_DIR COLLECTION QUESTIONS_JSON TOP_K
+[{hash,default}]`` (servers from the environment: ``CHROMA_HOST`` / ``CHROMA_PORT`` /
+``FALKORDB_URL``) answers every question, then prints one JSON line: resident memory now and
+at its peak (``VmRSS`` / ``VmHWM``), the first query's and the median query's milliseconds.
+``kb`` opens the knowledge base and calls ``kb.retrieve``; ``chroma`` opens only the Chroma
+collection and queries it with the same embedding: the hashed one (default) or the bundled
+model.
 """
 
 from __future__ import annotations
@@ -27,24 +28,31 @@ def _status_mb(field: str) -> float:
     raise KeyError(field)
 
 
-def _kb_query(kb_dir: str, collection: str, top_k: int) -> Callable[[str], object]:
-    from benchmarks.scale_bench import HashEmbedding, limited_extractors
+def _embedding(kind: str) -> Any:
+    from benchmarks.scale_bench import HashEmbedding
+    from llama_kb import default_embedding
+
+    return HashEmbedding() if kind == "hash" else default_embedding()
+
+
+def _kb_query(kb_dir: str, collection: str, top_k: int, kind: str) -> Callable[[str], object]:
+    from benchmarks.scale_bench import limited_extractors
     from llama_kb import KBConfig, KnowledgeBase
 
     config = KBConfig.from_env(
         Path(kb_dir), env=dict(os.environ), cache_size=0, collection=collection
     )
     kb = KnowledgeBase.open(
-        config=config, embedding=HashEmbedding(), extractors=limited_extractors()
+        config=config, embedding=_embedding(kind), extractors=limited_extractors()
     )
     return lambda q: kb.retrieve(q, top_k=top_k)
 
 
-def _chroma_query(kb_dir: str, collection: str, top_k: int) -> Callable[[str], object]:
+def _chroma_query(kb_dir: str, collection: str, top_k: int, kind: str) -> Callable[[str], object]:
     import chromadb
     from chromadb.config import Settings
 
-    from benchmarks._hash_embed import hash_vector
+    embedding = _embedding(kind)
 
     settings = Settings(anonymized_telemetry=False)
     if os.environ.get("CHROMA_HOST"):  # the server run
@@ -55,7 +63,7 @@ def _chroma_query(kb_dir: str, collection: str, top_k: int) -> Callable[[str], o
         client = chromadb.PersistentClient(path=str(Path(kb_dir) / "chroma"), settings=settings)
     chunks = client.get_collection(collection, embedding_function=None)
     return lambda q: chunks.query(
-        query_embeddings=[hash_vector(q)],  # type: ignore[arg-type]
+        query_embeddings=[embedding.get_query_embedding(q)],
         n_results=top_k,
         include=["documents", "metadatas", "distances"],
     )
@@ -64,12 +72,13 @@ def _chroma_query(kb_dir: str, collection: str, top_k: int) -> Callable[[str], o
 def main() -> None:
     """Open, answer the questions, print the JSON line."""
     mode, kb_dir, collection, questions_file, top_k = sys.argv[1:6]
+    kind = sys.argv[6] if len(sys.argv) > 6 else "hash"
     questions = json.loads(Path(questions_file).read_text(encoding="utf-8"))
     started = time.perf_counter()
     if mode == "kb":
-        query = _kb_query(kb_dir, collection, int(top_k))
+        query = _kb_query(kb_dir, collection, int(top_k), kind)
     else:
-        query = _chroma_query(kb_dir, collection, int(top_k))
+        query = _chroma_query(kb_dir, collection, int(top_k), kind)
     open_ms = (time.perf_counter() - started) * 1000
     times: list[float] = []
     for question in questions:

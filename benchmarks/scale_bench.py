@@ -117,7 +117,7 @@ def run(
                  kb_name=GROWTH_KB)  # fmt: skip
     if default_size:
         _run_one(corpus, out_dir, f"default-{default_size}", default_size, questions,
-                 default_embedding())  # fmt: skip
+                 default_embedding(), memory=True)  # fmt: skip
     if server_size:
         _run_servers(corpus, out_dir, server_size, questions)
     return write_report(out_dir, images)
@@ -172,7 +172,8 @@ def _run_one(
     figures["first_after_open_ms"] = round(first_ms, 2)
     figures["first_after_open_ratio"] = round(first_ms / figures["retrieve_p50_ms"], 2)
     if memory:
-        figures["memory"] = _memory(kb_dir, config.collection, asked, env)
+        kind = "hash" if isinstance(embedding, HashEmbedding) else "default"
+        figures["memory"] = _memory(kb_dir, config.collection, asked, env, kind)
     write_results(out_dir, f"scale-{label}", figures, json.dumps(figures, indent=2) + "\n")
     print(json.dumps(figures, indent=2), flush=True)
     return figures
@@ -292,10 +293,15 @@ def _writes(
 
 
 def _memory(
-    kb_dir: Path, collection: str, asked: list[ScaleQuestion], env: dict[str, str] | None = None
+    kb_dir: Path,
+    collection: str,
+    asked: list[ScaleQuestion],
+    env: dict[str, str] | None = None,
+    embedding: str = "hash",
 ) -> dict[str, Any]:
-    """Resident memory of a fresh query process vs a fresh process holding only Chroma
-    (``env`` points both at servers, if any)."""
+    """Resident memory of a fresh query process vs a fresh process holding only Chroma and
+    the same ``embedding`` (``"hash"`` or ``"default"``; ``env`` points both at servers, if
+    any)."""
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
         json.dump([q.text for q in asked], f)
     try:
@@ -303,7 +309,7 @@ def _memory(
             mode: json.loads(
                 subprocess.run(
                     [sys.executable, "-m", "benchmarks._scale_probe", mode, str(kb_dir),
-                     collection, f.name, str(TOP_K)],
+                     collection, f.name, str(TOP_K), embedding],
                     check=True, capture_output=True, text=True, env={**os.environ, **(env or {})},
                 ).stdout.strip().splitlines()[-1]
             )
