@@ -4,7 +4,10 @@ The 2WikiMultihopQA and MuSiQue passages are concatenated into one base corpus, 
 repeated as replicas. Replica ``r`` gives every passage a new id (``<id>~r<r>``) and appends
 one made-up name (seeded, e.g. ``Velmora``) to every title and to every mention of a base
 title in its texts, so links between passages stay inside the replica and the graph stays
-connected. Questions are re-targeted to one replica the same way (text and gold ids).
+connected. Questions are re-targeted to one replica the same way (text and gold ids); their
+mentions may differ in case after the first letter, since 2Wiki's questions title-case the
+pages they name ("Santa And The Fairy Snow Queen") and the knowledge base's name matching
+accepts that, so the replica's question must name the replica's page too.
 """
 
 from __future__ import annotations
@@ -53,16 +56,27 @@ class ReplicatedCorpus:
         for title in sorted(t for t in titles if len(t) >= _MIN_TITLE):
             words = _WORD.findall(title)
             if words:
-                self._by_first.setdefault(words[0], []).append(title)
+                self._by_first.setdefault(words[0].lower(), []).append(title)
         self._patterns = [self._mention_pattern(p["text"]) for p in self.base]
         self._tags: list[str] = []
 
-    def _mention_pattern(self, text: str) -> re.Pattern[str] | None:
+    def _mention_pattern(self, text: str, any_case: bool = False) -> re.Pattern[str] | None:
+        """The base titles ``text`` mentions, longest first, as one pattern (``None``: none).
+        Passages must write a title as it is; questions (``any_case``) may change the case of
+        any letter but the first ("Santa And The Fairy Snow Queen")."""
+
+        def written(title: str, start: int) -> str | None:
+            form = text[start : start + len(title)]
+            same = form == title or (
+                any_case and form[0] == title[0] and form.lower() == title.lower()
+            )
+            return form if same else None
+
         found = {
-            title
+            form
             for match in _WORD.finditer(text)
-            for title in self._by_first.get(match.group(), ())
-            if text.startswith(title, match.start())
+            for title in self._by_first.get(match.group().lower(), ())
+            if (form := written(title, match.start()))
         }
         if not found:
             return None
@@ -120,7 +134,7 @@ class ReplicatedCorpus:
             if not replicas:
                 continue
             replica = rng.choice(replicas)
-            pattern = self._mention_pattern(question["question"])
+            pattern = self._mention_pattern(question["question"], any_case=True)
             pools[question["supporting_ids"][0].startswith("2w-")].append(
                 ScaleQuestion(
                     self._perturb(question["question"], pattern, self.tag(replica)),

@@ -34,6 +34,21 @@ def test_replicas_have_new_ids_and_consistently_perturbed_names(corpus: Replicat
     assert all(i.endswith(f"~r{replica}") for i in question.supporting_ids)
 
 
+def test_questions_name_the_replica_page_whatever_the_case_of_later_letters(
+    corpus: ReplicatedCorpus,
+) -> None:
+    title = next(t for p in corpus.base if (t := str(p.get("title") or "")).title() != t)
+    asked = f"Who directed {title.title()}?"  # 2Wiki title-cases the pages it names
+    pattern = corpus._mention_pattern(asked, any_case=True)
+    assert pattern is not None
+    assert (
+        pattern.sub(lambda m: f"{m.group(0)} Zoka", asked) == f"Who directed {title.title()} Zoka?"
+    )
+    lowered = f"who directed {title[0].lower()}{title[1:]}?"  # a first letter changed: not a name
+    assert corpus._mention_pattern(lowered, any_case=True) is None
+    assert corpus._mention_pattern(asked.replace(title.title(), title.upper())) is None
+
+
 @pytest.mark.slow
 def test_scale_mode_runs_at_a_tiny_size(tmp_path: Path) -> None:
     figures = scale_bench.run(
