@@ -44,6 +44,9 @@ class SQLiteSearchIndex(LexicalPruning):
 
     rare_grams = 6
     """Trigrams of a span that fuzzy name lookup matches on (the rarest ones)."""
+    gram_postings_budget = 2_000
+    """Most names those trigrams may hold in all (the rarest one is always kept): a lookup's
+    cost follows the names it matches, which grow with the corpus."""
 
     def __init__(self, db: SQLiteDatabase, visible: frozenset[str] | None = None) -> None:
         self._db = db
@@ -229,8 +232,8 @@ class SQLiteSearchIndex(LexicalPruning):
 
     def similar_names(self, text: str, k: int) -> list[str]:
         """Names sharing the most character trigrams with ``text`` (FTS5 trigram, BM25),
-        matched on the ``rare_grams`` rarest trigrams some name holds: a common one ("the")
-        would make BM25 score most of the names."""
+        matched on the ``rare_grams`` rarest trigrams some name holds, within
+        ``gram_postings_budget``: a common one ("the") would make BM25 score most names."""
         padded = " ".join(text.split())
         grams = _unique(padded[i : i + 3] for i in range(len(padded) - 2))
         grams = [g for g in grams if g.strip() and '"' not in g]
@@ -238,12 +241,10 @@ class SQLiteSearchIndex(LexicalPruning):
             return []
         named, access = self._named("n.uri")
         with self._db.read() as conn:
-            if len(grams) > self.rare_grams:  # grams no name holds cannot match: not kept
-                df = {g: _gram_df(conn, g) for g in grams}
-                grams = sorted((g for g in grams if df[g]), key=lambda g: (df[g], g))
-                grams = grams[: self.rare_grams]
-                if not grams:
-                    return []
+            df = {g: _gram_df(conn, g) for g in grams}  # a gram no name holds cannot match
+            grams = _rarest(grams, df, self.rare_grams, self.gram_postings_budget)
+            if not grams:
+                return []
             match = " OR ".join(f'"{g}"' for g in grams)
             rows = conn.execute(
                 "SELECT n.uri FROM name_fts JOIN nodes n ON n.rowid = name_fts.rowid "
@@ -410,6 +411,19 @@ def _vocab_df(conn: Any, word: str) -> int:
     """Chunks holding ``word`` in the whole index."""
     row = conn.execute("SELECT doc FROM chunk_vocab WHERE term = ?", [word]).fetchone()
     return int(row[0]) if row else 0
+
+
+def _rarest(grams: list[str], df: dict[str, int], most: int, budget: int) -> list[str]:
+    """At most ``most`` of ``grams`` that some name holds, rarest first, while the names
+    holding them sum to at most ``budget`` (the rarest is kept whatever its count)."""
+    kept: list[str] = []
+    postings = 0
+    for gram in sorted((g for g in grams if df[g]), key=lambda g: (df[g], g))[:most]:
+        postings += df[gram]
+        if kept and postings > budget:
+            break
+        kept.append(gram)
+    return kept
 
 
 def _gram_df(conn: Any, gram: str) -> int:

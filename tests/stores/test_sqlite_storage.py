@@ -342,6 +342,23 @@ def test_fuzzy_name_lookup_matches_on_rare_trigrams(tmp_path: Path) -> None:
         assert conn.execute("SELECT doc FROM name_vocab WHERE term = 'the'").fetchone()[0] > 200
 
 
+def test_fuzzy_name_lookup_matches_within_a_postings_budget(tmp_path: Path) -> None:
+    from llama_kb import graph_model as gm
+    from llama_kb.stores.sqlite_search import _rarest
+
+    crowd = [f"Other {i} the thesis" for i in range(300)]
+    with SQLitePropertyGraphStore(tmp_path / "g.sqlite") as graph:
+        graph.upsert_nodes([gm.entity_node(n) for n in [*crowd, "Nathan Juran"]])
+        index = graph.search_index
+        index.gram_postings_budget = 10  # the crowd's grams (300 names each) no longer fit
+        assert index.similar_names("the Nathan Jurran", 3)[0] == gm.entity_node_id("Nathan Juran")
+        assert len(index.similar_names("Other", 5)) == 5  # the rarest gram is always kept
+    df = {"rar": 3, "mid": 40, "com": 900, "nil": 0}
+    assert _rarest(["com", "mid", "rar", "nil"], df, 6, 50) == ["rar", "mid"]
+    assert _rarest(["com", "mid"], df, 6, 10) == ["mid"]
+    assert _rarest(["com", "mid", "rar"], df, 2, 10**6) == ["rar", "mid"]
+
+
 def test_a_version_3_file_gets_the_name_vocabulary(db_path: Path) -> None:
     from llama_kb import graph_model as gm
 
