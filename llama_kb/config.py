@@ -170,6 +170,8 @@ class RankingConfig(_Model):
         ppr_iterations: Most PageRank iterations.
         ppr_prune: Each PageRank step drops entries below this share of its largest one, so
             the walk reads only the neighbourhoods that still hold mass.
+        ppr_frontier: Most names a PageRank step spreads from (the heaviest): each is a read,
+            and near hubs hundreds of names stay above the prune.
         title_pull: How much more a name leads to its own document than to mentions of it.
         name_similarity: Lowest cosine that links a query span to a graph name by embedding.
         fact_proximity_weight: Weight of graph proximity in a fact's score.
@@ -211,6 +213,7 @@ class RankingConfig(_Model):
     ppr_damping: float = Field(default=0.7, gt=0, lt=1)
     ppr_iterations: int = Field(default=10, gt=0)
     ppr_prune: float = Field(default=0.01, ge=0, lt=1)
+    ppr_frontier: int = Field(default=64, gt=0)
     title_pull: float = Field(default=100.0, gt=0)
     name_similarity: float = Field(default=0.85, ge=0, le=1)
     fact_proximity_weight: float = Field(default=0.3, ge=0)

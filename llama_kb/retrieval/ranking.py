@@ -96,6 +96,7 @@ def rank_graph(
         ranking.ppr_damping,
         ranking.ppr_iterations,
         ranking.ppr_prune,
+        ranking.ppr_frontier,
     )
     seeds = {"entities": len(name_seeds), "hits": len(chunk_seeds)}
     plan.trace.setdefault("retrievers", {})["graph"] = {

@@ -85,3 +85,19 @@ def test_a_hub_reads_at_most_cap_chunks_and_keeps_its_stored_total(tmp_path) -> 
     # the mentions read get 1/(100 + 10000) of the hub's mass each, not a 1/50 share
     assert scores["c1"] < scores["c0"] / 50
     graph.close()
+
+
+def test_a_step_spreads_from_at_most_frontier_names(tmp_path) -> None:
+    # chunk 0 is about Seed and mentions 60 names; chunk i is the page of name i
+    names = [f"N{i:02d}" for i in range(1, 61)]
+    titles = [(0, "Seed"), *((i, name) for i, name in enumerate(names, 1))]
+    graph = build(tmp_path, titles, [(0, name) for name in names], 61)
+    wide, narrow = LocalGraph(graph.search_index, 61), LocalGraph(graph.search_index, 61)
+    everywhere = walk(wide, ["Seed"])
+    seeds = {"doc:Seed": 1.0}
+    bounded = personalized_pagerank(narrow, {}, seeds, damping=0.7, steps=15, frontier=8)
+    assert len(wide.name_chunks) == 61 and len(everywhere) == 61
+    assert len(narrow.name_chunks) <= 1 + 8  # the seed, then the same 8 heaviest each step
+    assert max(bounded, key=bounded.__getitem__) == "c0"
+    assert sorted(bounded) == [f"c{i}" for i in range(8)]  # Seed's page and 7 names' pages
+    graph.close()
