@@ -213,7 +213,7 @@ class RankingConfig(_Model):
     ppr_damping: float = Field(default=0.7, gt=0, lt=1)
     ppr_iterations: int = Field(default=10, gt=0)
     ppr_prune: float = Field(default=0.01, ge=0, lt=1)
-    ppr_frontier: int = Field(default=64, gt=0)
+    ppr_frontier: int = Field(default=32, gt=0)
     title_pull: float = Field(default=100.0, gt=0)
     name_similarity: float = Field(default=0.85, ge=0, le=1)
     fact_proximity_weight: float = Field(default=0.3, ge=0)

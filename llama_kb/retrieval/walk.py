@@ -12,7 +12,7 @@ they belong to (``PART_OF``) and mention. A walk alternates chunk -> name -> chu
 
 Scores are sparse: each step keeps the entries above ``prune`` times the step's largest (1 %
 by default: on both shared sets, 1e-4 read ~10x more of the graph for the same recall) and at
-most ``frontier`` names (the heaviest 64 by default: the same recall on both shared sets and
+most ``frontier`` names (the heaviest 32 by default: the same recall on both shared sets and
 at 100k passages, where hub-rich neighbourhoods read up to 330 names), and only the
 neighbourhoods of nodes that hold mass are read from the store (at most ``cap`` chunks per
 name, its own first). The cost follows the seeds' neighbourhood, never the
@@ -32,7 +32,7 @@ NAME_CAP = 64
 """Chunks read per name (its own first): a hub's long tail of mentions carries little mass."""
 PRUNE = 0.01
 """Default share of a step's largest entry below which an entry is dropped."""
-FRONTIER = 64
+FRONTIER = 32
 """Default most names a step spreads from (the heaviest): each is a read, and near hubs
 hundreds of names stay above the prune (up to 45 ms of reads at 100k passages)."""
 

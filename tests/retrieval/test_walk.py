@@ -93,8 +93,8 @@ def test_a_step_spreads_from_at_most_frontier_names(tmp_path) -> None:
     titles = [(0, "Seed"), *((i, name) for i, name in enumerate(names, 1))]
     graph = build(tmp_path, titles, [(0, name) for name in names], 61)
     wide, narrow = LocalGraph(graph.search_index, 61), LocalGraph(graph.search_index, 61)
-    everywhere = walk(wide, ["Seed"])
     seeds = {"doc:Seed": 1.0}
+    everywhere = personalized_pagerank(wide, {}, seeds, damping=0.7, steps=15, frontier=100)
     bounded = personalized_pagerank(narrow, {}, seeds, damping=0.7, steps=15, frontier=8)
     assert len(wide.name_chunks) == 61 and len(everywhere) == 61
     assert len(narrow.name_chunks) <= 1 + 8  # the seed, then the same 8 heaviest each step
