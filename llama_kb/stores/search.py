@@ -18,6 +18,7 @@ the store's revision moves.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
@@ -157,15 +158,30 @@ class LexicalPruning:
         if self.common_share >= 1.0:
             return list(words)
         ceiling = self.ceiling(chunks)
-        by_rarity = sorted(words, key=lambda w: (df[w], w))
-        kept = set(by_rarity[: self.keep_rarest])
-        postings = sum(df[w] for w in kept)
-        for word in by_rarity[self.keep_rarest :]:
-            postings += df[word]
-            if df[word] > ceiling or postings > self.postings_budget:
-                break
-            kept.add(word)
+        kept = set(rarest_within(words, df, self.postings_budget, self.keep_rarest, ceiling))
         return [w for w in words if w in kept]
+
+
+def rarest_within(
+    terms: Sequence[str],
+    df: Mapping[str, int],
+    budget: int,
+    always: int = 1,
+    ceiling: float = math.inf,
+    most: int | None = None,
+) -> list[str]:
+    """At most ``most`` of ``terms``, rarest first by their counts ``df``: the ``always``
+    rarest, then the next ones while each is counted at most ``ceiling`` times and the counts
+    kept sum to at most ``budget`` (a query's postings: its cost)."""
+    by_rarity = sorted(terms, key=lambda t: (df[t], t))[:most]
+    kept = by_rarity[:always]
+    postings = sum(df[t] for t in kept)
+    for term in by_rarity[always:]:
+        postings += df[term]
+        if df[term] > ceiling or postings > budget:
+            break
+        kept.append(term)
+    return kept
 
 
 def restricted(index: SearchIndex, visible: frozenset[str]) -> SearchIndex:

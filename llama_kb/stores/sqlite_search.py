@@ -16,7 +16,14 @@ from llama_kb.stores import _sqlite_bm25 as bm25
 from llama_kb.stores._sqlite_access import access_condition
 from llama_kb.stores._sqlite_db import SQLiteDatabase
 from llama_kb.stores._sqlite_rows import _chunks, _json_path, _marks, _unique
-from llama_kb.stores.search import LINK_RELATIONS, Filters, LexicalPruning, NameForm, NameStats
+from llama_kb.stores.search import (
+    LINK_RELATIONS,
+    Filters,
+    LexicalPruning,
+    NameForm,
+    NameStats,
+    rarest_within,
+)
 
 _LINKS = _marks(LINK_RELATIONS)
 _MENTION_RELATIONS = [r for r in LINK_RELATIONS if r != "PART_OF"]
@@ -242,7 +249,8 @@ class SQLiteSearchIndex(LexicalPruning):
         named, access = self._named("n.uri")
         with self._db.read() as conn:
             df = {g: _gram_df(conn, g) for g in grams}  # a gram no name holds cannot match
-            grams = _rarest(grams, df, self.rare_grams, self.gram_postings_budget)
+            grams = [g for g in grams if df[g]]
+            grams = rarest_within(grams, df, self.gram_postings_budget, most=self.rare_grams)
             if not grams:
                 return []
             match = " OR ".join(f'"{g}"' for g in grams)
@@ -411,19 +419,6 @@ def _vocab_df(conn: Any, word: str) -> int:
     """Chunks holding ``word`` in the whole index."""
     row = conn.execute("SELECT doc FROM chunk_vocab WHERE term = ?", [word]).fetchone()
     return int(row[0]) if row else 0
-
-
-def _rarest(grams: list[str], df: dict[str, int], most: int, budget: int) -> list[str]:
-    """At most ``most`` of ``grams`` that some name holds, rarest first, while the names
-    holding them sum to at most ``budget`` (the rarest is kept whatever its count)."""
-    kept: list[str] = []
-    postings = 0
-    for gram in sorted((g for g in grams if df[g]), key=lambda g: (df[g], g))[:most]:
-        postings += df[gram]
-        if kept and postings > budget:
-            break
-        kept.append(gram)
-    return kept
 
 
 def _gram_df(conn: Any, gram: str) -> int:

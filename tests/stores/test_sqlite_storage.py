@@ -344,7 +344,7 @@ def test_fuzzy_name_lookup_matches_on_rare_trigrams(tmp_path: Path) -> None:
 
 def test_fuzzy_name_lookup_matches_within_a_postings_budget(tmp_path: Path) -> None:
     from llama_kb import graph_model as gm
-    from llama_kb.stores.sqlite_search import _rarest
+    from llama_kb.stores.search import rarest_within
 
     crowd = [f"Other {i} the thesis" for i in range(300)]
     with SQLitePropertyGraphStore(tmp_path / "g.sqlite") as graph:
@@ -354,9 +354,9 @@ def test_fuzzy_name_lookup_matches_within_a_postings_budget(tmp_path: Path) -> N
         assert index.similar_names("the Nathan Jurran", 3)[0] == gm.entity_node_id("Nathan Juran")
         assert len(index.similar_names("Other", 5)) == 5  # the rarest gram is always kept
     df = {"rar": 3, "mid": 40, "com": 900, "nil": 0}
-    assert _rarest(["com", "mid", "rar", "nil"], df, 6, 50) == ["rar", "mid"]
-    assert _rarest(["com", "mid"], df, 6, 10) == ["mid"]
-    assert _rarest(["com", "mid", "rar"], df, 2, 10**6) == ["rar", "mid"]
+    assert rarest_within(["com", "mid", "rar"], df, 50, most=6) == ["rar", "mid"]
+    assert rarest_within(["com", "mid"], df, 10, most=6) == ["mid"]
+    assert rarest_within(["com", "mid", "rar"], df, 10**6, most=2) == ["rar", "mid"]
 
 
 def test_a_version_3_file_gets_the_name_vocabulary(db_path: Path) -> None:
