@@ -23,7 +23,6 @@ A failing backend degrades the result (named in ``trace["degraded"]``) unless ``
 from __future__ import annotations
 
 import asyncio
-import logging
 import time
 from collections.abc import Hashable, Sequence
 from dataclasses import replace
@@ -35,7 +34,7 @@ from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_kb import graph_model as gm
 from llama_kb.access import Principal
 from llama_kb.config import QueryOptions, RankingConfig
-from llama_kb.errors import ConfigurationError, LlamaKBError, QueryError
+from llama_kb.errors import ConfigurationError, QueryError
 from llama_kb.retrieval import bridge_hop, fact_step, knowledge_step, ranking, rerank
 from llama_kb.retrieval import trace as observe
 from llama_kb.retrieval.background import Pending
@@ -58,8 +57,6 @@ from llama_kb.stores.phrase_vectors import PhraseVectors
 from llama_kb.stores.query_scope import one_query
 from llama_kb.stores.search import SearchIndex, restricted
 from llama_kb.types import Route, SearchHit
-
-logger = logging.getLogger(__name__)
 
 
 class ContextEngine:
@@ -246,7 +243,7 @@ class ContextEngine:
         except QueryError:
             raise
         except Exception as e:
-            self._degrade(plan, "index", e)
+            plan.degrade("index", e)
         plan.trace["index_ms"] = _ms(started)
         plan.stages.add("index", started, out=chunks)
         plan.empty = plan.view is not None and not chunks
@@ -254,7 +251,7 @@ class ContextEngine:
             plan.dense = Pending(self._dense, plan)
         started = time.perf_counter()
         if plan.view is not None and chunks:
-            linked = link_query(plan.query, plan.view, self._fuzzy, partial(self._degrade, plan))
+            linked = link_query(plan.query, plan.view, self._fuzzy, plan.degrade)
             plan.entity_ids = [entry["id"] for entry in linked]
             plan.linked_surfaces = [str(entry.get("surface") or "") for entry in linked]
             plan.trace["linked_entities"] = linked
@@ -306,7 +303,7 @@ class ContextEngine:
             )
             plan.stages.add("dense", searched, out=len(hits))
         except Exception as e:
-            self._degrade(plan, "vector", e)
+            plan.degrade("vector", e)
             hits = []
         plan.trace.setdefault("retrievers", {})["vector"] = {"hits": len(hits), "ms": _ms(started)}
         return hits
@@ -325,14 +322,14 @@ class ContextEngine:
                 lexical_tokens(plan.query), self._candidates(plan), plan.options.filters
             )
         except Exception as e:
-            self._degrade(plan, "lexical", e)
+            plan.degrade("lexical", e)
             hits = []
         plan.trace.setdefault("retrievers", {})["bm25"] = {"hits": len(hits), "ms": _ms(started)}
         plan.stages.add("lexical", started, out=len(hits))
         return hits
 
     def _facts(self, plan: QueryPlan, seeds: Sequence[str]) -> list[Fact]:
-        return fact_step.traverse(self.graph, plan, seeds, partial(self._degrade, plan))
+        return fact_step.traverse(self.graph, plan, seeds, plan.degrade)
 
     def _finish(
         self,
@@ -361,10 +358,10 @@ class ContextEngine:
             hits = ranking.rank_graph(plan, view, dense, lexical, self.ranking, depth, fused)
         plan.stages.add("fusion", started, out=len(hits))
         if hopping:
-            search, degrade = partial(self._dense_search, plan), partial(self._degrade, plan)
-            hits = bridge_hop.apply(plan, hits, search, self.ranking, keep, degrade)
+            search = partial(self._dense_search, plan)
+            hits = bridge_hop.apply(plan, hits, search, self.ranking, keep, plan.degrade)
         if self.reranker is not None:
-            hits = rerank.apply(self.reranker, plan, hits, top_k, partial(self._degrade, plan))
+            hits = rerank.apply(self.reranker, plan, hits, top_k, plan.degrade)
         refined: list[str] = []
         if route is Route.HYBRID and view is not None:
             top = hits[: self.ranking.refine_from_top]
@@ -380,8 +377,7 @@ class ContextEngine:
         if plan.parts is not None and view is not None:
             scores = ranking.lexical_scores(view, lexical)
             plan.trace["explain"] = plan.parts.explain(view, dense, scores, ranked, hits)
-        degrade = partial(self._degrade, plan)
-        facts = fact_step.rank(self.fact_ranker, plan, hits, facts, degrade)
+        facts = fact_step.rank(self.fact_ranker, plan, hits, facts, plan.degrade)
         plan.trace["refined_entities"] = refined
         plan.trace["total_ms"] = _ms(plan.started)
         if plan.degraded:
@@ -412,8 +408,7 @@ class ContextEngine:
 
     def _end(self, plan: QueryPlan, context: FusedContext) -> FusedContext:
         """Add the knowledge pieces (after the cache: always current) and report the end."""
-        degrade = partial(self._degrade, plan)
-        knowledge_step.attach(self.knowledge_search, self.embedding, plan, context, degrade)
+        knowledge_step.attach(self.knowledge_search, self.embedding, plan, context, plan.degrade)
         return observe.emit_end(context, plan.stages, plan.options.top_k)
 
     def _candidates(self, plan: QueryPlan) -> int:
@@ -435,15 +430,6 @@ class ContextEngine:
         plan.trace["empty_knowledge_base"] = True
         context = FusedContext(query=plan.query, route=plan.classification.label, trace=plan.trace)
         return self._end(plan, context)
-
-    @staticmethod
-    def _degrade(plan: QueryPlan, backend: str, error: Exception) -> None:
-        if plan.options.strict:
-            if isinstance(error, LlamaKBError):
-                raise error
-            raise LlamaKBError(f"{backend} backend failed: {error}") from error
-        logger.warning("%s backend failed, continuing without it: %s", backend, error)
-        plan.degraded.append(f"{backend}: {type(error).__name__}: {error}")
 
 
 def _ms(started: float, digits: int = 3) -> float:

@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import Any
 
 from llama_kb.access import Principal
 from llama_kb.config import QueryOptions
+from llama_kb.errors import LlamaKBError
 from llama_kb.retrieval import explain as debug
 from llama_kb.retrieval import trace as observe
 from llama_kb.retrieval.background import Pending
 from llama_kb.retrieval.index import Candidates
 from llama_kb.retrieval.payload import Classification, FusedContext
 from llama_kb.types import SearchHit
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass
@@ -46,3 +50,13 @@ class QueryPlan:
     degraded: list[str] = field(default_factory=list)
     stages: observe.StageRecorder = field(default_factory=observe.StageRecorder)
     parts: debug.ScoreParts | None = None
+
+    def degrade(self, backend: str, error: Exception) -> None:
+        """Go on without ``backend``, naming it in ``trace["degraded"]``; raise instead when
+        the query is ``strict``."""
+        if self.options.strict:
+            if isinstance(error, LlamaKBError):
+                raise error
+            raise LlamaKBError(f"{backend} backend failed: {error}") from error
+        logger.warning("%s backend failed, continuing without it: %s", backend, error)
+        self.degraded.append(f"{backend}: {type(error).__name__}: {error}")

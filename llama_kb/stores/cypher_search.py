@@ -6,7 +6,8 @@ index over pre-tokenised chunk words (lexical candidates, phrases) and name trig
 names), indexed name and fact keys, relation reads with ``LIMIT`` per name (its own chunks
 first), and stored counts per access key. Lexical scores are FTS5's BM25, computed from the
 postings of the query's words only, so the same knowledge base scores the same on SQLite and
-on a server. A restricted view (:meth:`CypherSearchIndex.scoped`) passes its access keys as a
+on a server for the words both keep (a server keeps fewer common ones: ``postings_budget``).
+A restricted view (:meth:`CypherSearchIndex.scoped`) passes its access keys as a
 query parameter and counts over them only.
 """
 
@@ -56,6 +57,12 @@ class CypherSearchIndex(LexicalPruning):
             ``None``: everything.
         word_counts: Lexical statistics of earlier queries, shared by the views of one store.
     """
+
+    postings_budget = 2_000
+    """Half of SQLite's: here each posting is a row sent and counted in Python (about 10 µs,
+    against about 1 µs inside FTS5). At 30k passages on FalkorDB the lexical step's median
+    fell from 44 to 23 ms; this budget gives both shared sets the same or higher recall
+    (measured on SQLite, whose scores this index reproduces; README, Scale)."""
 
     def __init__(
         self,
