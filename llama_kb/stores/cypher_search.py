@@ -33,7 +33,13 @@ from llama_kb.stores._cypher_search_props import (
 )
 from llama_kb.stores._cypher_search_stats import ACCESS_LABEL, NAME_STAT_LABEL, NOT_FIELDS
 from llama_kb.stores.query_scope import once
-from llama_kb.stores.search import Filters, LexicalPruning, NameForm, NameStats
+from llama_kb.stores.search import (
+    Filters,
+    LexicalPruning,
+    NameForm,
+    NameStats,
+    by_shared_grams,
+)
 
 if TYPE_CHECKING:
     from llama_kb.stores._cypher_reads import CypherReads
@@ -271,18 +277,42 @@ class CypherSearchIndex(LexicalPruning):
         return forms
 
     def similar_names(self, text: str, k: int) -> list[str]:
-        """Up to ``k`` names sharing the most character trigrams with ``text`` (the server's
-        full-text score over name trigrams)."""
+        """Names sharing the most character trigrams with ``text`` (the server's full-text
+        index over name trigrams), among the names holding its ``rare_grams`` rarest
+        trigrams within ``gram_postings_budget``; ordered by
+        :func:`~llama_kb.stores.search.by_shared_grams`. A restricted view counts and lists
+        its visible names only (at most ``gram_postings_budget + 1`` per trigram, one
+        bounded query each)."""
         grams = gram_tokens(text)
         if not grams or k <= 0:
             return []
+        cap = self.gram_postings_budget + 1
+        found: dict[str, list[tuple[str, str]]] = {}
+        if self.visible is None:  # the server counts every trigram's names in one query
+            queries = {or_query([g], self._search.any_of): g for g in grams}
+            counted = self._query(
+                f"UNWIND $grams AS g {self._search.name_grams.replace('$q', 'g')} "
+                "RETURN g, count(node)",
+                {"grams": list(queries)},
+                "fuzzy name counts",
+            )
+            df = {queries[str(q)]: min(int(n), cap) for q, n in counted}
+        else:
+            found = {g: self._gram_holders(g, cap) for g in grams}
+            df = {g: len(names) for g, names in found.items()}
+        kept = self.kept_grams(df)
+        found = {g: found[g] if g in found else self._gram_holders(g, cap) for g in kept}
+        return by_shared_grams(found, text, k)
+
+    def _gram_holders(self, gram: str, cap: int) -> list[tuple[str, str]]:
+        """``(id, name)`` of up to ``cap`` (visible) names holding ``gram``."""
         rows = self._query(
-            f"{self._search.name_grams} WITH node AS n, score{self._named('n')} "
-            "WITH DISTINCT n, score RETURN n.id ORDER BY score DESC, n.id LIMIT $k",
-            {"q": or_query(grams, self._search.any_of), "k": k},
+            f"{self._search.name_grams} WITH node AS n{self._named('n')} "
+            "WITH DISTINCT n LIMIT $cap RETURN n.id, n.name",
+            {"q": or_query([gram], self._search.any_of), "cap": cap},
             "fuzzy name search",
         )
-        return [str(r[0]) for r in rows]
+        return [(str(a), str(b or "")) for a, b in rows]
 
     def display_names(self, node_ids: Sequence[str]) -> dict[str, str]:
         """Node id -> name for the (visible) named nodes among ``node_ids``."""

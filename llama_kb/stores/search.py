@@ -142,15 +142,28 @@ class LexicalPruning:
     skipped; the ``keep_rarest`` rarest words are always kept (1.0: every word is kept).
     Then, rarest first, words are kept while their chunk counts sum to at most
     ``postings_budget``: the cost of a query stays bounded as the corpus grows, and only the
-    commonest (lowest-weighted) of its words are left out."""
+    commonest (lowest-weighted) of its words are left out. Fuzzy name lookup prunes the
+    character trigrams of a name the same way (``rare_grams``, ``gram_postings_budget``)."""
 
     common_share = 0.1
     keep_rarest = 2
     postings_budget = 4_000
+    rare_grams = 6
+    """Trigrams of a span that fuzzy name lookup matches on (the rarest ones)."""
+    gram_postings_budget = 2_000
+    """Most names those trigrams may hold in all (the rarest one is always kept): a lookup's
+    cost follows the names it matches, which grow with the corpus."""
 
     def ceiling(self, chunks: int) -> float:
         """The most chunks a word may be found in and still be scored."""
         return max(self.common_share * chunks, 1.0)
+
+    def kept_grams(self, df: Mapping[str, int]) -> list[str]:
+        """The trigrams a fuzzy name lookup matches on: the ``rare_grams`` rarest some name
+        holds, within ``gram_postings_budget`` (``df``: the names holding each, counted up to
+        ``gram_postings_budget + 1``)."""
+        held = [gram for gram, names in df.items() if names]
+        return rarest_within(held, df, self.gram_postings_budget, most=self.rare_grams)
 
     def informative(self, words: Sequence[str], df: Mapping[str, int], chunks: int) -> list[str]:
         """``words`` (in order) without the common ones, ``df`` being each word's chunk count
@@ -182,6 +195,23 @@ def rarest_within(
             break
         kept.append(term)
     return kept
+
+
+def by_shared_grams(
+    holders: Mapping[str, Sequence[tuple[str, str]]], text: str, k: int
+) -> list[str]:
+    """The ids of the ``k`` names holding the most of the trigrams in ``holders`` (trigram
+    -> ``(id, name)`` of the names holding it), then those closest in length to ``text``,
+    then by id. The order depends on the listed names alone: a restricted view that lists
+    its visible names gets an order no hidden name moves (a full-text score would weigh the
+    trigrams by counts over every name)."""
+    shared: dict[str, int] = {}
+    length: dict[str, int] = {}
+    for found in holders.values():
+        for node_id, name in dict.fromkeys(found):
+            shared[node_id] = shared.get(node_id, 0) + 1
+            length[node_id] = abs(len(name or "") - len(text))
+    return sorted(shared, key=lambda n: (-shared[n], length[n], n))[:k]
 
 
 def restricted(index: SearchIndex, visible: frozenset[str]) -> SearchIndex:

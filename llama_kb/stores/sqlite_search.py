@@ -22,7 +22,7 @@ from llama_kb.stores.search import (
     LexicalPruning,
     NameForm,
     NameStats,
-    rarest_within,
+    by_shared_grams,
 )
 
 _LINKS = _marks(LINK_RELATIONS)
@@ -48,12 +48,6 @@ class SQLiteSearchIndex(LexicalPruning):
         visible: Only records with these access keys (and names reached through them);
             ``None``: everything.
     """
-
-    rare_grams = 6
-    """Trigrams of a span that fuzzy name lookup matches on (the rarest ones)."""
-    gram_postings_budget = 2_000
-    """Most names those trigrams may hold in all (the rarest one is always kept): a lookup's
-    cost follows the names it matches, which grow with the corpus."""
 
     def __init__(self, db: SQLiteDatabase, visible: frozenset[str] | None = None) -> None:
         self._db = db
@@ -238,28 +232,35 @@ class SQLiteSearchIndex(LexicalPruning):
         return forms
 
     def similar_names(self, text: str, k: int) -> list[str]:
-        """Names sharing the most character trigrams with ``text`` (FTS5 trigram, BM25),
-        matched on the ``rare_grams`` rarest trigrams some name holds, within
-        ``gram_postings_budget``: a common one ("the") would make BM25 score most names."""
+        """Names sharing the most character trigrams with ``text`` (FTS5 trigram index),
+        among the names holding its ``rare_grams`` rarest trigrams within
+        ``gram_postings_budget`` (a common one, "the", would match most names); ordered by
+        :func:`~llama_kb.stores.search.by_shared_grams`. A restricted view counts and lists
+        its visible names only (at most ``gram_postings_budget + 1`` per trigram)."""
         padded = " ".join(text.split())
         grams = _unique(padded[i : i + 3] for i in range(len(padded) - 2))
         grams = [g for g in grams if g.strip() and '"' not in g]
         if not grams or k <= 0:
             return []
         named, access = self._named("n.uri")
+        cap = self.gram_postings_budget + 1
+        sql = (
+            "SELECT n.uri, n.name FROM name_fts JOIN nodes n ON n.rowid = name_fts.rowid "
+            f"WHERE name_fts MATCH ?{named} LIMIT ?"
+        )
         with self._db.read() as conn:
-            df = {g: _gram_df(conn, g) for g in grams}  # a gram no name holds cannot match
-            grams = [g for g in grams if df[g]]
-            grams = rarest_within(grams, df, self.gram_postings_budget, most=self.rare_grams)
-            if not grams:
-                return []
-            match = " OR ".join(f'"{g}"' for g in grams)
-            rows = conn.execute(
-                "SELECT n.uri FROM name_fts JOIN nodes n ON n.rowid = name_fts.rowid "
-                f"WHERE name_fts MATCH ?{named} ORDER BY bm25(name_fts), n.uri LIMIT ?",
-                [match, *access, k],
-            ).fetchall()
-        return [r[0] for r in rows]
+
+            def holders(gram: str) -> list[tuple[str, str]]:
+                return conn.execute(sql, [f'"{gram}"', *access, cap]).fetchall()
+
+            found: dict[str, list[tuple[str, str]]] = {}
+            if self.visible is None:  # the index's own counts are this view's
+                df = {g: min(_gram_df(conn, g), cap) for g in grams}
+            else:  # a gram no name holds anywhere is skipped unread
+                found = {g: holders(g) for g in grams if _gram_df(conn, g)}
+                df = {g: len(names) for g, names in found.items()}
+            found = {g: found[g] if g in found else holders(g) for g in self.kept_grams(df)}
+        return by_shared_grams(found, text, k)
 
     def display_names(self, node_ids: Sequence[str]) -> dict[str, str]:
         """Node id -> name for the named nodes among ``node_ids``."""

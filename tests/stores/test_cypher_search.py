@@ -353,3 +353,52 @@ def test_word_counts_are_asked_once_per_revision_and_again_after_a_write(stores)
     after = falkor.search_index.lexical(terms, 10)
     assert sent.count("lexical statistics") > asked
     assert after == sqlite.search_index.lexical(terms, 10) and after[0][0] == "q-1"
+
+
+PUBLIC_NAMES = ["Marlow Quay", "Marlon Quest", "Harlow Quays", "Quayside Marlowe", "Mar Lowquay"]
+HIDDEN_NAMES = [f"Marlowquay Annex {i}" for i in range(40)] + [f"Quay Marl {i}" for i in range(40)]
+
+
+def _names(store: KBGraphStore, names: list[str], access: str) -> None:
+    """``names`` as entities, each mentioned by one chunk of ``access``."""
+    props = {"access": access}
+    chunks = [
+        ChunkNode(text=f"about {n}", id_=f"{access}-{n}", properties={"doc_id": n, **props})
+        for n in names
+    ]
+    store.upsert_nodes([*chunks, *(gm.entity_node(n) for n in names)])
+    store.upsert_relations(
+        [Relation(label=gm.MENTIONS, source_id=c.id_, target_id=gm.entity_node_id(n),
+                  properties={"access": access})
+         for c, n in zip(chunks, names, strict=True)]
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "falkordb"])
+def test_hidden_names_do_not_move_a_views_fuzzy_name_lookup(falkordb_server, backend) -> None:
+    """A restricted view's fuzzy lookup equals the lookup of a store holding only what the
+    view sees: the hidden names (sharing the spans' trigrams, so that counts over every
+    name would pick other trigrams and weigh them otherwise) change nothing."""
+    from llama_kb.stores.falkordb_graph import FalkorDBGraphStore
+
+    def store() -> KBGraphStore:
+        if backend == "sqlite":
+            return SQLitePropertyGraphStore(":memory:")
+        return FalkorDBGraphStore(falkordb_server.url, unique_name("fuzzy"))
+
+    shared, alone = store(), store()
+    _names(shared, PUBLIC_NAMES, "public")
+    _names(shared, HIDDEN_NAMES, "user:bob")
+    _names(alone, PUBLIC_NAMES, "public")
+    spans = ["Marlo Quai", "Marlowquay", "Quay Marlow", "Harlo Quay"]
+    view = shared.search_index.scoped(PUBLIC_ONLY)
+    for span in spans:
+        got = view.similar_names(span, 3)
+        assert got == alone.search_index.similar_names(span, 3), span
+        assert got and all(n in {gm.entity_node_id(p) for p in PUBLIC_NAMES} for n in got)
+    everything = shared.search_index.similar_names("Marlowquay", 3)
+    assert any(n.startswith("entity:marlowquay-annex") for n in everything)
+    for made in (shared, alone):
+        if isinstance(made, FalkorDBGraphStore):
+            made.client.delete()
+        made.close()
