@@ -71,6 +71,13 @@ def main() -> None:
         help="scale: size on Chroma server + FalkorDB (0: skip)",
     )
     parser.add_argument(
+        "--server-embedding",
+        choices=["hash", "default"],
+        default="hash",
+        help="scale: the server run's embedding: hash (cheap, as the growth curve) or "
+        "default (the bundled model)",
+    )
+    parser.add_argument(
         "--passages", type=int, default=500, help="chunkers: passages ingested per round"
     )
     parser.add_argument("--rounds", type=int, default=3, help="chunkers: alternating rounds")
@@ -121,6 +128,7 @@ def main() -> None:
             server_size=args.server_size,
             questions=args.questions,
             resume=args.resume,
+            server_embedding=args.server_embedding,
         )
     elif args.benchmark == "access":
         from benchmarks import access_bench

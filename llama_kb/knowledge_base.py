@@ -13,7 +13,7 @@ from llama_index.core.base.embeddings.base import BaseEmbedding
 
 from llama_kb.access import Access, Principal, access_key
 from llama_kb.config import KBConfig
-from llama_kb.embeddings import embedding_fingerprint, resolve_embedding
+from llama_kb.embeddings import embedding_fingerprint, load_in_background, resolve_embedding
 from llama_kb.ingest.documents import to_source_documents
 from llama_kb.ingest.extractors import GraphExtractor, default_extractors
 from llama_kb.ingest.lifecycle import StoredDocument, rebuild, stored_documents
@@ -132,6 +132,7 @@ class KnowledgeBase:
             config = config.model_copy(update={"path": Path(path)})
         root = config.path.expanduser()
         embed = resolve_embedding(embedding, recorded=recorded_model(root))
+        load_in_background(embed)
         config, meta, fresh = settle_directory(config, root, embed, create)
         vectors, graph, manifest = open_stores(config, root, meta["id"], fresh)
         chosen = default_extractors() if extractors is None else list(extractors)

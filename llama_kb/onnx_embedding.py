@@ -16,29 +16,26 @@ Either reproduces its reference sentence-transformers model with no PyTorch and 
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import importlib.util
 import logging
 import os
-import threading
 import time
-from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib.resources import as_file, files
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Literal, TypeVar
 
 import numpy as np
 from llama_index.core.base.embeddings.base import BaseEmbedding, Embedding
 from pydantic import Field, PrivateAttr, field_validator
 
+from llama_kb._onnx_runtime import Runtime, cpu_count, cpu_session, file_sha256
 from llama_kb.errors import EmbeddingError
 
 T = TypeVar("T")
 
 if TYPE_CHECKING:
-    import onnxruntime
     import tokenizers
 
 __all__ = [
@@ -151,76 +148,6 @@ _MODELS = {spec.name: spec for spec in (MINILM, BGE_SMALL)}
 _DIMENSION = 384
 
 
-def file_sha256(path: Path) -> str:
-    """The SHA-256 of a file's bytes, read in 1 MiB blocks."""
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def cpu_session(path: Path, num_threads: int | None = None) -> Any:
-    """An ONNX Runtime CPU session for a small transformer model at ``path``
-    (``num_threads``: default, the CPUs this process may use)."""
-    import onnxruntime as ort
-
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = num_threads or _cpu_count()
-    options.inter_op_num_threads = 1
-    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-    # Idle worker threads sleep instead of spinning: as fast here, and leaves the CPU to the
-    # rest of the application between calls.
-    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    return ort.InferenceSession(str(path), sess_options=options, providers=["CPUExecutionProvider"])
-
-
-def _cpu_count() -> int:
-    try:
-        return len(os.sched_getaffinity(0))  # respects CPU pinning / container limits
-    except AttributeError:  # not available on macOS and Windows
-        return os.cpu_count() or 1
-
-
-class _Runtime:
-    """The lazily loaded ONNX session, tokenizer and run threads of one embedding instance.
-
-    Copies share the loaded runtime (``InferenceSession.run`` is thread-safe); pickles carry
-    nothing and load again on first use, so the embedding survives ``copy.deepcopy`` and
-    multiprocessing.
-    """
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.session: onnxruntime.InferenceSession | None = None
-        self.tokenizer: tokenizers.Tokenizer | None = None
-        self.input_names: frozenset[str] = frozenset()
-        self.workers = 1
-        self._pool: ThreadPoolExecutor | None = None
-        self._pool_pid = 0
-
-    def map(self, run: Callable[[T], np.ndarray], items: list[T]) -> Iterator[np.ndarray]:
-        """``run`` over ``items`` in order: on ``workers`` threads when there are several
-        items, else in the calling thread. A forked child makes its own threads."""
-        if self.workers <= 1 or len(items) <= 1:
-            return map(run, items)
-        with self.lock:
-            if self._pool is None or self._pool_pid != os.getpid():
-                self._pool = ThreadPoolExecutor(self.workers, thread_name_prefix="llama-kb-embed")
-                self._pool_pid = os.getpid()
-            pool = self._pool
-        return pool.map(run, items)
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> _Runtime:
-        return self
-
-    def __getstate__(self) -> dict[str, Any]:
-        return {"loaded": False}  # must be truthy, or pickle skips __setstate__
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__()  # type: ignore[misc]
-
-
 class OnnxEmbedding(BaseEmbedding):
     """A bundled ONNX sentence embedding (:data:`MINILM` or :data:`BGE_SMALL`) as a LlamaIndex
     embedding; offline, CPU, 384 dimensions, L2-normalised (dot product equals cosine).
@@ -273,7 +200,7 @@ class OnnxEmbedding(BaseEmbedding):
         "number of usable cores.",
     )
 
-    _runtime: _Runtime = PrivateAttr(default_factory=_Runtime)
+    _runtime: Runtime = PrivateAttr(default_factory=Runtime)
 
     @field_validator("model_path", mode="before")
     @classmethod
@@ -302,7 +229,11 @@ class OnnxEmbedding(BaseEmbedding):
         """Length of every vector this model returns (384)."""
         return _DIMENSION
 
-    def _load(self) -> _Runtime:
+    def preload(self) -> None:
+        """Load and check the model now instead of at the first embedding."""
+        self._load()
+
+    def _load(self) -> Runtime:
         runtime = self._runtime
         if runtime.session is not None:
             return runtime
@@ -311,7 +242,7 @@ class OnnxEmbedding(BaseEmbedding):
                 self._load_locked(runtime)
         return runtime
 
-    def _load_locked(self, runtime: _Runtime) -> None:
+    def _load_locked(self, runtime: Runtime) -> None:
         started = time.perf_counter()
         spec = self.spec
         path = Path(self.model_path) if self.model_path else spec.model_file()
@@ -338,14 +269,14 @@ class OnnxEmbedding(BaseEmbedding):
             raise EmbeddingError(f"Cannot load the embedding model {str(path)!r}: {e}") from e
         runtime.tokenizer = tokenizer
         runtime.input_names = frozenset(i.name for i in session.get_inputs())
-        runtime.workers = self.num_threads or _cpu_count()
+        runtime.workers = self.num_threads or cpu_count()
         runtime.session = session
         logger.debug(
             "loaded %s from %s in %.2fs (%d runs at once)",
             self.model_name,
             path,
             time.perf_counter() - started,
-            self.num_threads or _cpu_count(),
+            self.num_threads or cpu_count(),
         )
 
     def _embed(self, texts: list[str]) -> np.ndarray:
@@ -379,7 +310,7 @@ class OnnxEmbedding(BaseEmbedding):
             out[rows] = embedded
         return out
 
-    def _run(self, runtime: _Runtime, ids: list[list[int]]) -> np.ndarray:
+    def _run(self, runtime: Runtime, ids: list[list[int]]) -> np.ndarray:
         assert runtime.session is not None
         width = max(len(row) for row in ids)
         input_ids = np.zeros((len(ids), width), dtype=np.int64)

@@ -8,6 +8,7 @@ import multiprocessing
 import os
 import pickle
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ import pytest
 from langchain_core.embeddings import Embeddings
 from llama_index.core.embeddings import MockEmbedding
 
+from llama_kb import KnowledgeBase
 from llama_kb.embeddings import (
     LangChainEmbeddingAdapter,
     OnnxMiniLMEmbedding,
@@ -278,3 +280,45 @@ def test_fingerprint_of_default(emb: OnnxMiniLMEmbedding) -> None:
         "model_name": "unknown",
         "class": "MockEmbedding",
     }
+
+
+def _model_load_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name == "llama-kb-model-load"]
+
+
+def test_opening_a_knowledge_base_loads_its_model_meanwhile(tmp_path: Path) -> None:
+    fresh = OnnxMiniLMEmbedding()  # not loaded yet
+    with KnowledgeBase.open(tmp_path / "kb", embedding=fresh) as kb:
+        for thread in _model_load_threads():
+            thread.join(timeout=60)
+        assert fresh._runtime.session is not None  # before any query
+        assert kb.retrieve("anything", top_k=1).unstructured == []
+
+
+def test_a_broken_model_still_fails_at_the_first_embedding(tmp_path: Path) -> None:
+    missing = OnnxMiniLMEmbedding(model_path=tmp_path / "nope.onnx")
+    with KnowledgeBase.open(tmp_path / "kb", embedding=missing) as kb:  # opening succeeds
+        for thread in _model_load_threads():
+            thread.join(timeout=60)
+        with pytest.raises(EmbeddingError, match=r"nope\.onnx"):
+            kb.engine.embedding.get_query_embedding("hello")
+
+
+def test_a_child_forked_during_a_model_load_embeds() -> None:
+    fresh = OnnxMiniLMEmbedding()
+    with fresh._runtime.lock:  # held, as by a background load when the process forks
+        pid = os.fork()
+        if pid == 0:  # the child: its own lock, its own load
+            code = 1
+            try:
+                code = 0 if len(fresh.get_query_embedding("hello")) == 384 else 1
+            finally:
+                os._exit(code)
+    deadline = time.monotonic() + 60
+    while (done := os.waitpid(pid, os.WNOHANG))[0] == 0 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if done[0] == 0:
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+        pytest.fail("the forked child waited for its parent's model lock")
+    assert os.waitstatus_to_exitcode(done[1]) == 0
