@@ -106,7 +106,9 @@ class KnowledgeBase:
         create: bool = True,
         reranker: Reranker | None = None,
     ) -> KnowledgeBase:
-        """Create or reopen the knowledge base at ``path`` (or ``config.path``).
+        """Create or reopen the knowledge base at ``path`` (or ``config.path``). A bundled
+        embedding model starts loading in a thread meanwhile, so the first query does not
+        wait for it (:func:`~llama_kb.embeddings.load_in_background`).
 
         Args:
             path: Knowledge base directory; overrides ``config.path``.

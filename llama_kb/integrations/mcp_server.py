@@ -11,6 +11,7 @@ Run it with ``llama-kb mcp --kb DIR [--workspace NAME]`` (stdio).
 
 from __future__ import annotations
 
+import gc
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -366,6 +367,9 @@ def serve(
     )
     try:
         server = build_server(kb, graph, defaults=defaults, principal=principal)
+        # Everything loaded so far lives as long as the server: out of the collector's sight,
+        # a full collection takes under a millisecond instead of 60-90 ms (README, Scale).
+        gc.freeze()
         if http_port is None:
             server.run()
         else:
