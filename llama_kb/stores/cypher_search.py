@@ -287,7 +287,6 @@ class CypherSearchIndex(LexicalPruning):
         if not grams or k <= 0:
             return []
         cap = self.gram_postings_budget + 1
-        found: dict[str, list[tuple[str, str]]] = {}
         if self.visible is None:  # the server counts every trigram's names in one query
             queries = {or_query([g], self._search.any_of): g for g in grams}
             counted = self._query(
@@ -298,21 +297,21 @@ class CypherSearchIndex(LexicalPruning):
             )
             df = {queries[str(q)]: min(int(n), cap) for q, n in counted}
         else:
-            found = {g: self._gram_holders(g, cap) for g in grams}
-            df = {g: len(names) for g, names in found.items()}
-        kept = self.kept_grams(df)
-        found = {g: found[g] if g in found else self._gram_holders(g, cap) for g in kept}
+            df = {g: int(self._gram_holders(g, cap, "count(n)")[0][0]) for g in grams}
+        found = {
+            g: [(str(i), str(name or "")) for i, name in self._gram_holders(g, cap, "n.id, n.name")]
+            for g in self.kept_grams(df)
+        }
         return by_shared_grams(found, text, k)
 
-    def _gram_holders(self, gram: str, cap: int) -> list[tuple[str, str]]:
-        """``(id, name)`` of up to ``cap`` (visible) names holding ``gram``."""
-        rows = self._query(
+    def _gram_holders(self, gram: str, cap: int, returned: str) -> list[list[Any]]:
+        """``returned`` of up to ``cap`` (visible) names holding ``gram`` (alias ``n``)."""
+        return self._query(
             f"{self._search.name_grams} WITH node AS n{self._named('n')} "
-            "WITH DISTINCT n LIMIT $cap RETURN n.id, n.name",
+            f"WITH DISTINCT n LIMIT $cap RETURN {returned}",
             {"q": or_query([gram], self._search.any_of), "cap": cap},
             "fuzzy name search",
         )
-        return [(str(a), str(b or "")) for a, b in rows]
 
     def display_names(self, node_ids: Sequence[str]) -> dict[str, str]:
         """Node id -> name for the (visible) named nodes among ``node_ids``."""

@@ -253,13 +253,16 @@ class SQLiteSearchIndex(LexicalPruning):
             def holders(gram: str) -> list[tuple[str, str]]:
                 return conn.execute(sql, [f'"{gram}"', *access, cap]).fetchall()
 
-            found: dict[str, list[tuple[str, str]]] = {}
             if self.visible is None:  # the index's own counts are this view's
                 df = {g: min(_gram_df(conn, g), cap) for g in grams}
-            else:  # a gram no name holds anywhere is skipped unread
-                found = {g: holders(g) for g in grams if _gram_df(conn, g)}
-                df = {g: len(names) for g, names in found.items()}
-            found = {g: found[g] if g in found else holders(g) for g in self.kept_grams(df)}
+            else:  # a gram no name holds anywhere is skipped uncounted
+                counted = f"SELECT count(*) FROM ({sql})"
+                df = {
+                    g: conn.execute(counted, [f'"{g}"', *access, cap]).fetchone()[0]
+                    for g in grams
+                    if _gram_df(conn, g)
+                }
+            found = {g: holders(g) for g in self.kept_grams(df)}
         return by_shared_grams(found, text, k)
 
     def display_names(self, node_ids: Sequence[str]) -> dict[str, str]:
