@@ -52,9 +52,22 @@ class Chunker:
         return chunk_document(doc, self.config.size, self.config.overlap)
 
     def over_window(self, chunks: Sequence[TextChunk]) -> int:
-        """How many chunks the model would truncate (their embedded text is too long)."""
-        counts = self.counter.count_batch([embedding_text(c) for c in chunks])
-        return sum(1 for n in counts if n > self.counter.window)
+        """How many chunks the model would truncate (their embedded text is too long).
+
+        Chunks the token splitter made are known from its counts; others are counted."""
+        counts = [self._known_tokens(c) for c in chunks]
+        unknown = [i for i, n in enumerate(counts) if n is None]
+        texts = [embedding_text(chunks[i]) for i in unknown]
+        for i, n in zip(unknown, self.counter.count_batch(texts), strict=True):
+            counts[i] = n
+        return sum(1 for n in counts if n is not None and n > self.counter.window)
+
+    def _known_tokens(self, chunk: TextChunk) -> int | None:
+        if self._splitter is None:
+            return None
+        title = chunk.metadata.get("title")
+        prefixed = len(embedding_text(chunk)) != len(chunk.text)
+        return self._splitter.chunk_tokens(chunk.text, title if prefixed else None)
 
     def batches(
         self, items: Iterable[tuple[T, SourceDocument]], max_chunks: int

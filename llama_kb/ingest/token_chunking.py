@@ -18,6 +18,7 @@ counts and every chunk fits.
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from dataclasses import dataclass
@@ -71,6 +72,23 @@ class TokenSplitter:
         self.chunk_size = min(chunk_size, counter.window)
         self.chunk_overlap = chunk_overlap
         self._title_tokens: dict[str, int] = {}
+        self._chunk_tokens: dict[str, int] = {}
+
+    def chunk_tokens(self, text: str, title: str | None) -> int | None:
+        """Tokens of a chunk this splitter made (``text``, plus ``title`` when it is put in
+        front), known from its units' counts; ``None`` when not known."""
+        tokens = self._chunk_tokens.get(text)
+        return None if tokens is None else tokens + self.title_tokens(title)
+
+    def title_tokens(self, title: str | None) -> int:
+        """Tokens of a title (remembered for the next chunks of its document)."""
+        if not title:
+            return 0
+        if title not in self._title_tokens:
+            if len(self._title_tokens) > 4096:
+                self._title_tokens.clear()
+            self._title_tokens[title] = self.counter.count(title)
+        return self._title_tokens[title]
 
     @classmethod
     def from_config(cls, config: ChunkingConfig, counter: TokenCounter) -> TokenSplitter:
@@ -79,13 +97,7 @@ class TokenSplitter:
 
     def budget(self, title: str | None) -> int:
         """Tokens left for chunk text once the title prefix is counted."""
-        if not title:
-            return self.chunk_size
-        if title not in self._title_tokens:
-            if len(self._title_tokens) > 4096:
-                self._title_tokens.clear()
-            self._title_tokens[title] = self.counter.count(title)
-        return max(_MIN_BUDGET, self.chunk_size - self._title_tokens[title])
+        return max(_MIN_BUDGET, self.chunk_size - self.title_tokens(title))
 
     def __call__(self, segment: Segment, title: str | None) -> list[tuple[int, str]]:
         """``(start, text)`` chunks of one segment (the :data:`~.chunking.Splitter` form)."""
@@ -94,10 +106,16 @@ class TokenSplitter:
         code = bool(segment.metadata.get("symbol") or segment.metadata.get("language"))
         levels = _CODE_LEVELS if code else _PROSE_LEVELS
         units = self._units(text, 0, len(text), levels, budget)
-        return [
-            (group[0].start, text[group[0].start : group[-1].end])
-            for group in self._pack(units, budget)
-        ]
+        chunks = []
+        if len(self._chunk_tokens) > 4096:
+            self._chunk_tokens.clear()
+        for group in self._pack(units, budget):
+            chunk = text[group[0].start : group[-1].end]
+            if all(a.end < b.start for a, b in itertools.pairwise(group)):
+                # units apart (by whitespace) count as the sum of their counts
+                self._chunk_tokens[chunk] = sum(unit.tokens for unit in group)
+            chunks.append((group[0].start, chunk))
+        return chunks
 
     def _units(
         self,

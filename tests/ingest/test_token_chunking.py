@@ -80,7 +80,21 @@ def test_the_repos_own_docs_and_code_fit_the_window(chunker: Chunker) -> None:
         assert ".py" in suffixes
     chunks = [c for f in files for d in read_path(f).documents for c in chunker(d)]
     assert len(chunks) > 100
+    counted = chunker.counter.count_batch([embedding_text(c) for c in chunks])
+    assert max(counted) <= chunker.counter.window
     assert chunker.over_window(chunks) == 0
+    # the report takes the splitter's own counts: they are the tokenizer's, chunk by chunk
+    assert [chunker._known_tokens(c) for c in chunks] == counted
+
+
+def test_the_window_report_counts_what_it_does_not_know(chunker: Chunker) -> None:
+    long = _doc("word " * 400)
+    made = chunker(long)
+    assert chunker.over_window(made) == 0
+    foreign = Chunker(ChunkingConfig(unit="characters", chunk_size=4000), default_embedding())
+    assert chunker.over_window(foreign(long)) == 1  # a chunk the splitter never made
+    words = _doc("x" * 3000)  # one word cut by characters: its pieces do not add up
+    assert chunker.over_window(chunker(words)) == 0
 
 
 def test_small_token_sizes_get_a_proportionate_overlap() -> None:

@@ -14,7 +14,7 @@ def anchor(doc: Any, start: int, end: int) -> Any:
     its own ("Everything I Like", "Remember the Day"): of its tokens whose head lies outside
     it, a subject says best how the mention relates to the rest."""
     span = doc[start:end]
-    outer = [t for t in span if not start <= t.head.i < end or t.head is t]
+    outer = [t for t in span if not start <= t.head.i < end]
     subject = next((t for t in outer if t.dep_ in {"nsubj", "nsubjpass"}), None)
     return subject if subject is not None else span.root
 
@@ -46,7 +46,7 @@ def head_of(token: Any) -> Any:
 def ancestors(token: Any) -> list[Any]:
     """``token``'s heads up to the sentence root, by :func:`head_of`."""
     found: list[Any] = []
-    while token.head is not token and len(found) < 64:
+    while token.head.i != token.i and len(found) < 64:  # spaCy makes a new Token per access
         token = head_of(token)
         found.append(token)
     return found
@@ -56,7 +56,7 @@ def chain(token: Any) -> set[int]:
     """Tokens ``token`` hangs from by conjunction or apposition ("X and Y", "Pitäjänmäki,
     Helsinki"): a relation to ``token`` may run through them."""
     found: set[int] = set()
-    while token.dep_ in {"conj", "appos"} and token.head is not token and len(found) < 6:
+    while token.dep_ in {"conj", "appos"} and token.head.i != token.i and len(found) < 6:
         token = token.head
         found.add(token.i)
     return found

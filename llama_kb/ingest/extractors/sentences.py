@@ -15,6 +15,7 @@ imported lazily; if either is missing the extractor logs once and returns nothin
 
 from __future__ import annotations
 
+import bisect
 import logging
 import re
 from collections.abc import Iterator, Sequence
@@ -100,15 +101,17 @@ class SentenceRelationExtractor:
         prepared = [PreparedText.of(chunk.text) for _, _, chunk in jobs]
         parsed = nlp.pipe((p.text for p in prepared), batch_size=self.batch_size)
         seen: set[str] = set()
+        titles: dict[str, _TitleForms] = {}
         for (i, doc, chunk), text, sentences in zip(jobs, prepared, parsed, strict=True):
-            forms = _title_forms(doc.title) if doc.title else []
+            forms = _TitleForms.of(doc.title, titles)
             surnames: dict[str, str | None] = {}
+            noun_chunks = _noun_chunks_by_sentence(sentences)
             for sent in sentences.sents:
                 start, end = sent.start_char, sent.end_char
                 asides = text.asides_in(start, end)
                 evidence = text.quote(start, end).strip()
                 for subject, predicate, obj in self._sentence_facts(
-                    sent, doc.title, forms, asides, surnames
+                    sent, noun_chunks.get(sent.start, []), doc.title, forms, asides, surnames
                 ):
                     node = gm.fact_node(subject, predicate, obj, chunk, evidence, self.name)
                     if node.id not in seen:
@@ -138,14 +141,13 @@ class SentenceRelationExtractor:
     def _sentence_facts(
         self,
         sent: Any,
+        noun_chunks: Sequence[Any],
         title: str | None,
-        title_forms: Sequence[str],
-        asides: Sequence[tuple[int, str]] = (),
-        surnames: dict[str, str | None] | None = None,
+        title_forms: _TitleForms,
+        asides: Sequence[tuple[int, str]],
+        surnames: dict[str, str | None],
     ) -> Iterator[tuple[str, str, str]]:
-        mentions = _mentions(sent, title, title_forms)
-        if surnames is not None:
-            mentions = _full_names(mentions, surnames)
+        mentions = _full_names(_mentions(sent, noun_chunks, title, title_forms), surnames)
         yield from _life_span_facts(sent, mentions, asides)
         count = 0
         for i, left in enumerate(mentions):
@@ -172,10 +174,11 @@ class SentenceRelationExtractor:
         a, b = anchor(doc, left.start, left.end), anchor(doc, right.start, right.end)
         up_a = [a, *ancestors(a)]
         up_b = [b, *ancestors(b)]
-        common = next((t for t in up_a if t in set(up_b)), None)
-        if common is None:
+        on_b = {t.i: k for k, t in reversed(list(enumerate(up_b)))}
+        meet = next(((k, on_b[t.i]) for k, t in enumerate(up_a) if t.i in on_b), None)
+        if meet is None:
             return None
-        path = up_a[1 : up_a.index(common) + 1] + list(reversed(up_b[1 : up_b.index(common)]))
+        path = up_a[1 : meet[0] + 1] + list(reversed(up_b[1 : meet[1]]))
         if len(path) > _MAX_PATH:
             return None
         if left.priority == 1 or a.dep_ in _NOT_SUBJECT:
@@ -225,23 +228,62 @@ class SentenceRelationExtractor:
         return str(lemmas[0]).lower() if lemmas else text
 
 
-def _mentions(sent: Any, title: str | None, title_forms: Sequence[str]) -> list[_Mention]:
-    """Non-overlapping mentions in ``sent`` (token offsets in the parent doc), in order."""
+@dataclass(frozen=True)
+class _TitleForms:
+    """The ways a document's title is written (:func:`_title_forms`), with their patterns."""
+
+    forms: tuple[str, ...] = ()
+    patterns: tuple[re.Pattern[str], ...] = ()
+    matcher: NameMatcher | None = None
+
+    @classmethod
+    def of(cls, title: str | None, known: dict[str, _TitleForms]) -> _TitleForms:
+        """The forms of ``title``, built once per title (``known`` keeps them)."""
+        if not title:
+            return cls()
+        if title not in known:
+            forms = tuple(_title_forms(title))
+            known[title] = cls(
+                forms,
+                tuple(re.compile(rf"(?<!\w){re.escape(f)}(?!\w)", re.IGNORECASE) for f in forms),
+                NameMatcher().add_all((form, "title") for form in forms) if forms else None,
+            )
+        return known[title]
+
+
+def _noun_chunks_by_sentence(doc: Any) -> dict[int, list[Any]]:
+    """``doc``'s noun chunks grouped by the first token of their sentence, in order.
+
+    (``Span.noun_chunks`` walks the whole document for each sentence.)"""
+    sentences = list(doc.sents)
+    starts = [s.start for s in sentences]
+    grouped: dict[int, list[Any]] = {}
+    for chunk in doc.noun_chunks:
+        k = bisect.bisect_right(starts, chunk.start) - 1
+        if k >= 0 and chunk.end <= sentences[k].end:
+            grouped.setdefault(starts[k], []).append(chunk)
+    return grouped
+
+
+def _mentions(
+    sent: Any, noun_chunks: Sequence[Any], title: str | None, title_forms: _TitleForms
+) -> list[_Mention]:
+    """Non-overlapping mentions in ``sent`` (token offsets in the parent doc), in order;
+    ``noun_chunks`` are the sentence's."""
     candidates: list[_Mention] = []
     text, offset = sent.text, sent.start_char
-    for form in title_forms:
-        for match in re.finditer(rf"(?<!\w){re.escape(form)}(?!\w)", text, re.IGNORECASE):
+    for pattern in title_forms.patterns:
+        for match in pattern.finditer(text):
             _add_span(candidates, sent, offset + match.start(), offset + match.end(), title, 0)
-    if title_forms:
-        matcher = NameMatcher().add_all((form, "title") for form in title_forms)
-        for found in matcher.find(text):
+    if title_forms.matcher is not None:
+        for found in title_forms.matcher.find(text):
             _add_span(candidates, sent, offset + found.start, offset + found.end, title, 0)
     for match in _DATE.finditer(text):
         _add_span(candidates, sent, offset + match.start(), offset + match.end(), None, 1)
     for token in sent:
         if title and token.dep_ in _SUBJECT_DEPS and _refers_to_title(token):
             candidates.append(_Mention(token.i, token.i + 1, title, 0))
-    for chunk in sent.noun_chunks:
+    for chunk in noun_chunks:
         tokens = [t for t in chunk if t.pos_ not in {"DET", "PRON"} or t.dep_ == "compound"]
         while tokens and tokens[0].pos_ in {"PUNCT", "CCONJ", "ADP"}:
             tokens.pop(0)
@@ -269,7 +311,7 @@ def _mentions(sent: Any, title: str | None, title_forms: Sequence[str]) -> list[
         candidates.append(_Mention(start, end, name, 2, weak))
     chosen: list[_Mention] = []
     taken: set[int] = set()
-    title_words = _words(title_forms[-1]) if title and title_forms else []
+    title_words = _words(title_forms.forms[-1]) if title and title_forms.forms else []
     for mention in sorted(candidates, key=lambda m: (m.priority, m.start - m.end, m.start)):
         span = set(range(mention.start, mention.end))
         if span & taken:

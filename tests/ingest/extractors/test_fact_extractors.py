@@ -193,3 +193,25 @@ def test_bracketed_aside_does_not_break_the_sentence(sentences):
 )
 def test_sentence_shapes(sentences, title, text, expected):
     assert expected in _triples(sentences.extract(*_doc(text, title=title)))
+
+
+def test_a_tokens_heads_end_at_the_sentence_root(sentences):
+    from llama_kb.ingest.extractors._parse_paths import ancestors
+
+    doc = sentences._load()("Sleep, My Love is a 1948 film directed by Douglas Sirk.")
+    sirk = next(t for t in doc if t.text == "Sirk")
+    heads = ancestors(sirk)
+    assert heads[-1].dep_ == "ROOT" and [t.i for t in heads].count(heads[-1].i) == 1
+    assert len(heads) < 8
+
+
+def test_many_chunks_give_the_facts_each_gives_alone(sentences):
+    texts = [
+        "The ingestion pipeline depends on the document interpreter. It was built in 2021.",
+        "Sleep, My Love is a 1948 film directed by Douglas Sirk. It stars Claudette Colbert.",
+    ]
+    titles = ["Ingestion pipeline", "Film"]
+    items = [_doc(t, title=title) for t, title in zip(texts, titles, strict=True)]
+    together = sentences.extract_batch(items)
+    assert [_triples(f) for f in together] == [_triples(sentences.extract(*i)) for i in items]
+    assert all(_triples(f) for f in together)
