@@ -26,7 +26,12 @@ LAYERS: list[grimp.Layer] = [
     grimp.Layer("llama_kb.embeddings"),
     grimp.Layer("llama_kb.config", "llama_kb.graph_model", independent=True),
     grimp.Layer(
-        "llama_kb.types", "llama_kb.errors", "llama_kb.names", "llama_kb.lru", independent=True
+        "llama_kb.types",
+        "llama_kb.errors",
+        "llama_kb.names",
+        "llama_kb.lru",
+        "llama_kb.background",
+        independent=True,
     ),
 ]
 

@@ -24,6 +24,7 @@ from tqdm.auto import tqdm
 
 from llama_kb import graph_model as gm
 from llama_kb.access import ACCESS_FIELD, PUBLIC
+from llama_kb.background import Pending
 from llama_kb.config import ChunkingConfig, LimitsConfig, SecretsConfig
 from llama_kb.errors import BackendUnavailable, EmbeddingError, LlamaKBError
 from llama_kb.ingest._doc_codec import document_access, document_hash, document_json
@@ -289,11 +290,17 @@ class IngestionPipeline:
             self._delete_content(old)
         chunks = [c for _, _, cs in batch for c in cs]
         report.chunks_over_window += self.chunker.over_window(chunks)
-        vectors = self.stored_vectors.embed(
+        items = [(doc, doc_chunks) for _, doc, doc_chunks in batch]
+        embedded = Pending(
+            self.stored_vectors.embed,
             self.embedding,
             [(text_key(c.metadata.get("title"), c.text), embedding_text(c)) for c in chunks],
             stored,
         )
+        try:  # the extractors parse while the model embeds; nothing is stored before both end
+            fragments = [_extract_all(extractor, items) for extractor in self.extractors]
+        finally:
+            vectors = embedded.result()
         problem = vector_problem(vectors, len(chunks))
         if problem:
             raise EmbeddingError(f"the embedding model returned {problem}; nothing was stored")
@@ -309,10 +316,8 @@ class IngestionPipeline:
         batch_ids = {doc.doc_id for _, doc, _ in batch}
         access = {doc.doc_id: document_access(doc) or PUBLIC for _, doc, _ in batch}
         chunk_access = {c.chunk_id: access[c.doc_id] for c in chunks}
-        items = [(doc, doc_chunks) for _, doc, doc_chunks in batch]
-        for extractor in self.extractors:
-            fragments = _extract_all(extractor, items)
-            for (doc, _), fragment in zip(items, fragments, strict=True):
+        for extracted_by_one in fragments:
+            for (doc, _), fragment in zip(items, extracted_by_one, strict=True):
                 for node in fragment.nodes:  # nodes carrying a doc_id of the batch are its own
                     own = node.properties.get("doc_id") in batch_ids
                     if own and node.label == gm.FACT:  # as private as its document

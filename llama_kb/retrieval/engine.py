@@ -33,11 +33,11 @@ from llama_index.core.base.embeddings.base import BaseEmbedding
 
 from llama_kb import graph_model as gm
 from llama_kb.access import Principal
+from llama_kb.background import Pending
 from llama_kb.config import QueryOptions, RankingConfig
 from llama_kb.errors import ConfigurationError, QueryError
 from llama_kb.retrieval import bridge_hop, fact_step, knowledge_step, ranking, rerank
 from llama_kb.retrieval import trace as observe
-from llama_kb.retrieval.background import Pending
 from llama_kb.retrieval.cache import QueryCache, cache_key
 from llama_kb.retrieval.classifier import HeuristicClassifier, QueryClassifier
 from llama_kb.retrieval.fact_ranking import FactRanker

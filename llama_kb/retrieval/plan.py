@@ -8,11 +8,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from llama_kb.access import Principal
+from llama_kb.background import Pending
 from llama_kb.config import QueryOptions
 from llama_kb.errors import LlamaKBError
 from llama_kb.retrieval import explain as debug
 from llama_kb.retrieval import trace as observe
-from llama_kb.retrieval.background import Pending
 from llama_kb.retrieval.index import Candidates
 from llama_kb.retrieval.payload import Classification, FusedContext
 from llama_kb.types import SearchHit

@@ -1,9 +1,9 @@
-"""Run one step of a query in a thread while the caller does the next ones.
+"""Run one step in a thread while the caller does the next ones.
 
-The dense step (query embedding and the vector store's search) waits on native code that
-releases the GIL (ONNX Runtime, Chroma's Rust core, a server round trip), so the lexical
-search and the fact reads overlap it. The thread runs in a copy of the caller's context,
-so tracing spans and instrumentation events stay attached to the query.
+The step waits on native code that releases the GIL (ONNX Runtime, Chroma's Rust core, a
+server round trip): a query's dense step overlaps its lexical search and fact reads, an
+ingest batch's embedding overlaps the parsing of its sentences. The thread runs in a copy of
+the caller's context, so tracing spans and instrumentation events stay attached.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from llama_kb.retrieval.background import Pending
+from llama_kb.background import Pending
 
 _REQUEST = contextvars.ContextVar("request", default="none")
 
