@@ -8,6 +8,7 @@ is 0 (the report's ``chunks_over_window``).
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, TypeVar
 
@@ -20,6 +21,7 @@ from llama_kb.types import SourceDocument, TextChunk
 __all__ = ["Chunker", "embedding_text"]
 
 T = TypeVar("T")
+_PRIMED_DOCUMENTS = 256  # documents whose paragraphs are counted in one tokenizer batch
 
 
 def embedding_text(chunk: TextChunk) -> str:
@@ -75,12 +77,16 @@ class Chunker:
         """Chunk ``(tag, document)`` pairs, in batches of about ``max_chunks`` chunks."""
         batch: list[tuple[T, SourceDocument, list[TextChunk]]] = []
         size = 0
-        for tag, doc in items:
-            chunks = self(doc)
-            batch.append((tag, doc, chunks))
-            size += len(chunks)
-            if size >= max_chunks:
-                yield batch
-                batch, size = [], 0
+        pending = iter(items)
+        while group := list(itertools.islice(pending, _PRIMED_DOCUMENTS)):
+            if self._splitter is not None:
+                self._splitter.prime([doc for _, doc in group])
+            for tag, doc in group:
+                chunks = self(doc)
+                batch.append((tag, doc, chunks))
+                size += len(chunks)
+                if size >= max_chunks:
+                    yield batch
+                    batch, size = [], 0
         if batch:
             yield batch

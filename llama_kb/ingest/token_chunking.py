@@ -21,11 +21,12 @@ from __future__ import annotations
 import itertools
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from llama_kb.config import ChunkingConfig
 from llama_kb.ingest.tokens import TokenCounter
-from llama_kb.types import Segment
+from llama_kb.types import Segment, SourceDocument
 
 __all__ = ["TokenSplitter"]
 
@@ -73,11 +74,28 @@ class TokenSplitter:
         self.chunk_overlap = chunk_overlap
         self._title_tokens: dict[str, int] = {}
         self._chunk_tokens: dict[str, int] = {}
+        self._primed: dict[str, int] = {}
+
+    def prime(self, docs: Sequence[SourceDocument]) -> None:
+        """Count the titles and paragraphs of ``docs``, about to be split, in one batch (the
+        tokenizer batches across cores); :meth:`__call__` then counts only what is longer."""
+        titles = [d.title for d in docs if d.title and d.title not in self._title_tokens]
+        pieces = [
+            s.text[a:b]
+            for d in docs
+            for s in d.segments
+            for a, b in _spans(s.text, 0, len(s.text), _PARAGRAPH)
+        ]
+        counts = self.counter.count_batch([*titles, *pieces])
+        if len(self._title_tokens) > 4096:
+            self._title_tokens.clear()
+        self._title_tokens.update(zip(titles, counts[: len(titles)], strict=True))
+        self._primed = dict(zip(pieces, counts[len(titles) :], strict=True))
 
     def chunk_tokens(self, text: str, title: str | None) -> int | None:
         """Tokens of a chunk this splitter made (``text``, plus ``title`` when it is put in
-        front), known from its units' counts; ``None`` when not known."""
-        tokens = self._chunk_tokens.get(text)
+        front), known from its units' counts and then forgotten; ``None`` when not known."""
+        tokens = self._chunk_tokens.pop(text, None)
         return None if tokens is None else tokens + self.title_tokens(title)
 
     def title_tokens(self, title: str | None) -> int:
@@ -126,7 +144,11 @@ class TokenSplitter:
         budget: int,
     ) -> list[_Unit]:
         spans = _spans(text, start, end, levels[0])
-        counts = self.counter.count_batch([text[a:b] for a, b in spans])
+        pieces = [text[a:b] for a, b in spans]
+        unknown = [piece for piece in pieces if piece not in self._primed]
+        known = dict(zip(unknown, self.counter.count_batch(unknown), strict=True))
+        known.update((piece, self._primed[piece]) for piece in pieces if piece in self._primed)
+        counts = [known[piece] for piece in pieces]
         units: list[_Unit] = []
         for (a, b), tokens in zip(spans, counts, strict=True):
             if tokens <= budget:
