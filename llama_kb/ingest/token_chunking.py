@@ -87,9 +87,7 @@ class TokenSplitter:
             for a, b in _spans(s.text, 0, len(s.text), _PARAGRAPH)
         ]
         counts = self.counter.count_batch([*titles, *pieces])
-        if len(self._title_tokens) > 4096:
-            self._title_tokens.clear()
-        self._title_tokens.update(zip(titles, counts[: len(titles)], strict=True))
+        self._remember_titles(dict(zip(titles, counts[: len(titles)], strict=True)))
         self._primed = dict(zip(pieces, counts[len(titles) :], strict=True))
 
     def chunk_tokens(self, text: str, title: str | None) -> int | None:
@@ -103,10 +101,13 @@ class TokenSplitter:
         if not title:
             return 0
         if title not in self._title_tokens:
-            if len(self._title_tokens) > 4096:
-                self._title_tokens.clear()
-            self._title_tokens[title] = self.counter.count(title)
+            self._remember_titles({title: self.counter.count(title)})
         return self._title_tokens[title]
+
+    def _remember_titles(self, counts: dict[str, int]) -> None:
+        if len(self._title_tokens) > 4096:
+            self._title_tokens.clear()
+        self._title_tokens.update(counts)
 
     @classmethod
     def from_config(cls, config: ChunkingConfig, counter: TokenCounter) -> TokenSplitter:
