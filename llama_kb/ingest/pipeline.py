@@ -23,11 +23,12 @@ from llama_index.core.base.embeddings.base import BaseEmbedding
 from tqdm.auto import tqdm
 
 from llama_kb import graph_model as gm
-from llama_kb.access import ACCESS_FIELD, PUBLIC
+from llama_kb.access import PUBLIC
 from llama_kb.background import Pending
 from llama_kb.config import ChunkingConfig, LimitsConfig, SecretsConfig
 from llama_kb.errors import BackendUnavailable, EmbeddingError, LlamaKBError
 from llama_kb.ingest._doc_codec import document_access, document_hash, document_json
+from llama_kb.ingest.batch_graph import batch_graph
 from llama_kb.ingest.chunker import Chunker, embedding_text
 from llama_kb.ingest.documents import INLINE_PREFIX
 from llama_kb.ingest.extractors import GraphExtractor, GraphFragment
@@ -305,34 +306,12 @@ class IngestionPipeline:
         if problem:
             raise EmbeddingError(f"the embedding model returned {problem}; nothing was stored")
         self.vectors.add(chunks, vectors)
-        owned: list = []
-        extracted: list = []
-        relations: list = []
-        for _, doc, doc_chunks in batch:
-            owned.append(gm.document_node(doc))
-            owned.extend(gm.chunk_node(c) for c in doc_chunks)
-            doc_node = gm.doc_node_id(doc.doc_id)
-            relations.extend(gm.relation(c.chunk_id, gm.PART_OF, doc_node, 0.0) for c in doc_chunks)
-        batch_ids = {doc.doc_id for _, doc, _ in batch}
-        access = {doc.doc_id: document_access(doc) or PUBLIC for _, doc, _ in batch}
-        chunk_access = {c.chunk_id: access[c.doc_id] for c in chunks}
-        for extracted_by_one in fragments:
-            for (doc, _), fragment in zip(items, extracted_by_one, strict=True):
-                for node in fragment.nodes:  # nodes carrying a doc_id of the batch are its own
-                    own = node.properties.get("doc_id") in batch_ids
-                    if own and node.label == gm.FACT:  # as private as its document
-                        node.properties[ACCESS_FIELD] = access[node.properties["doc_id"]]
-                    (owned if own else extracted).append(node)
-                for rel in fragment.relations:  # what a document says is as private as it
-                    rel.properties.setdefault(ACCESS_FIELD, access[doc.doc_id])
-                relations.extend(fragment.relations)
-        for rel in relations:
-            rel.properties.setdefault(ACCESS_FIELD, chunk_access.get(rel.source_id, PUBLIC))
-        self.graph.upsert_nodes(owned + self._missing(extracted, {n.id for n in owned}))
-        self.graph.upsert_relations(relations)
+        graph = batch_graph(items, fragments)
+        self.graph.upsert_nodes(graph.owned + self._missing(graph.extracted, graph.owned))
+        self.graph.upsert_relations(graph.relations)
         if self.phrases is not None:
             embed = self.embedding.get_text_embedding_batch
-            self.phrases.ensure(gm.embedded_phrases([*owned, *extracted]), embed)
+            self.phrases.ensure(gm.embedded_phrases([*graph.owned, *graph.extracted]), embed)
         self.manifest.mark_ready([(d.doc_id, w.hashes[d.doc_id], len(cs)) for w, d, cs in batch])
         for work, doc, _ in batch:
             (report.added if doc.doc_id in work.new_ids else report.updated).append(doc.doc_id)
@@ -352,8 +331,10 @@ class IngestionPipeline:
         except LlamaKBError as e:
             logger.warning("cannot clean up a failed batch (%s); run `llama-kb doctor --repair`", e)
 
-    def _missing(self, nodes: Sequence[Any], taken: set[str]) -> list[Any]:
-        """Extracted nodes that do not exist yet (existing nodes keep their properties)."""
+    def _missing(self, nodes: Sequence[Any], owned: Sequence[Any]) -> list[Any]:
+        """Extracted nodes that do not exist yet, in the store or among the ``owned`` ones
+        written with them (existing nodes keep their properties)."""
+        taken = {n.id for n in owned}
         fresh = {n.id: n for n in nodes if n.id not in taken}
         existing = {node_id for node_id, _, _ in self.graph.named_nodes(ids=list(fresh))}
         return [n for node_id, n in fresh.items() if node_id not in existing]
