@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from llama_kb.config import ChunkingConfig
 from llama_kb.ingest.tokens import TokenCounter
+from llama_kb.lru import LRU
 from llama_kb.types import Segment, SourceDocument
 
 __all__ = ["TokenSplitter"]
@@ -72,14 +73,16 @@ class TokenSplitter:
         self.counter = counter
         self.chunk_size = min(chunk_size, counter.window)
         self.chunk_overlap = chunk_overlap
-        self._title_tokens: dict[str, int] = {}
-        self._chunk_tokens: dict[str, int] = {}
+        self._title_tokens: LRU[int] = LRU(4096)
+        self._chunk_tokens: LRU[int] = LRU(8192)
         self._primed: dict[str, int] = {}
 
     def prime(self, docs: Sequence[SourceDocument]) -> None:
         """Count the titles and paragraphs of ``docs``, about to be split, in one batch (the
         tokenizer batches across cores); :meth:`__call__` then counts only what is longer."""
-        titles = [d.title for d in docs if d.title and d.title not in self._title_tokens]
+        titles = list(
+            {d.title: 0 for d in docs if d.title and self._title_tokens.get(d.title) is None}
+        )
         pieces = [
             s.text[a:b]
             for d in docs
@@ -87,27 +90,25 @@ class TokenSplitter:
             for a, b in _spans(s.text, 0, len(s.text), _PARAGRAPH)
         ]
         counts = self.counter.count_batch([*titles, *pieces])
-        self._remember_titles(dict(zip(titles, counts[: len(titles)], strict=True)))
+        for title, tokens in zip(titles, counts[: len(titles)], strict=True):
+            self._title_tokens.put(title, tokens)
         self._primed = dict(zip(pieces, counts[len(titles) :], strict=True))
 
     def chunk_tokens(self, text: str, title: str | None) -> int | None:
         """Tokens of a chunk this splitter made (``text``, plus ``title`` when it is put in
-        front), known from its units' counts and then forgotten; ``None`` when not known."""
-        tokens = self._chunk_tokens.pop(text, None)
+        front), known from its units' counts; ``None`` when not known."""
+        tokens = self._chunk_tokens.get(text)
         return None if tokens is None else tokens + self.title_tokens(title)
 
     def title_tokens(self, title: str | None) -> int:
         """Tokens of a title (remembered for the next chunks of its document)."""
         if not title:
             return 0
-        if title not in self._title_tokens:
-            self._remember_titles({title: self.counter.count(title)})
-        return self._title_tokens[title]
-
-    def _remember_titles(self, counts: dict[str, int]) -> None:
-        if len(self._title_tokens) > 4096:
-            self._title_tokens.clear()
-        self._title_tokens.update(counts)
+        tokens = self._title_tokens.get(title)
+        if tokens is None:
+            tokens = self.counter.count(title)
+            self._title_tokens.put(title, tokens)
+        return tokens
 
     @classmethod
     def from_config(cls, config: ChunkingConfig, counter: TokenCounter) -> TokenSplitter:
@@ -126,13 +127,11 @@ class TokenSplitter:
         levels = _CODE_LEVELS if code else _PROSE_LEVELS
         units = self._units(text, 0, len(text), levels, budget)
         chunks = []
-        if len(self._chunk_tokens) > 4096:
-            self._chunk_tokens.clear()
         for group in self._pack(units, budget):
             chunk = text[group[0].start : group[-1].end]
             if all(a.end < b.start for a, b in itertools.pairwise(group)):
                 # units apart (by whitespace) count as the sum of their counts
-                self._chunk_tokens[chunk] = sum(unit.tokens for unit in group)
+                self._chunk_tokens.put(chunk, sum(unit.tokens for unit in group))
             chunks.append((group[0].start, chunk))
         return chunks
 
