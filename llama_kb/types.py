@@ -55,6 +55,8 @@ class TextChunk:
     chunk_index: int
     content_hash: str
     metadata: dict[str, Any] = field(default_factory=dict)
+    overlap: int = 0
+    """Characters at the start of ``text`` that end the previous chunk of its segment."""
 
 
 @dataclass(frozen=True)

@@ -21,13 +21,14 @@ from typing import Any
 from llama_kb.errors import ConfigurationError
 from llama_kb.types import Segment, SourceDocument, TextChunk
 
-__all__ = ["Splitter", "chunk_document", "chunk_id", "chunk_text"]
+__all__ = ["Splitter", "chunk_document", "chunk_id", "chunk_text", "unrepeated_start"]
 
 _BREAK_WINDOW = 0.2
 _NON_SPACE = re.compile(r"\S")
 _SPACE = re.compile(r"\s")
 _SENTENCE_END = re.compile(r"[.!?][\"')\]»”’]*\s")
 _PARAGRAPH = "\n\n"
+_SENTENCE_BREAK = re.compile(r"[.!?][\"')\]»”’]*\s+|\n[ \t]*\n\s*")
 _HEADING_SEPARATOR = " > "
 
 
@@ -105,6 +106,22 @@ def chunk_text(
     return pieces
 
 
+def unrepeated_start(chunk: TextChunk) -> int:
+    """Where the first sentence of ``chunk`` that the previous chunk did not hold whole begins.
+
+    Consecutive chunks of one segment overlap (:attr:`~llama_kb.types.TextChunk.overlap`);
+    an extractor reading every chunk from here on reads no sentence twice. 0 when the chunk
+    repeats nothing, or when its first sentence began before the overlap.
+    """
+    unrepeated = 0
+    if chunk.overlap:
+        for match in _SENTENCE_BREAK.finditer(chunk.text):
+            if match.start() >= chunk.overlap:
+                break
+            unrepeated = match.end()
+    return unrepeated
+
+
 def chunk_id(doc_id: str, chunk_index: int) -> str:
     """The stable id of chunk ``chunk_index`` of document ``doc_id``.
 
@@ -167,6 +184,7 @@ def chunk_document(
         the segment), ``content_hash`` and ``title`` (when the document has one); values are
         str, int, float or bool (``heading_path`` becomes ``"Top > Sub"``, other lists and
         dicts JSON text, ``None`` values and keys starting with ``_`` are dropped).
+        ``overlap`` counts the characters a chunk repeats of the previous one.
 
     Raises:
         ConfigurationError: ``chunk_size`` is not positive or ``chunk_overlap`` is not in
@@ -182,6 +200,7 @@ def chunk_document(
     chunks: list[TextChunk] = []
     for segment in doc.segments:
         segment_metadata = {**base, **_scalar_metadata(segment.metadata)}
+        previous_end = 0
         for start, text in splitter(segment, doc.title):
             index = len(chunks)
             content_hash = hashlib.sha256(text.encode()).hexdigest()
@@ -203,6 +222,8 @@ def chunk_document(
                     chunk_index=index,
                     content_hash=content_hash,
                     metadata=metadata,
+                    overlap=max(0, previous_end - start),
                 )
             )
+            previous_end = start + len(text)
     return chunks

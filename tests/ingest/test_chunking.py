@@ -10,7 +10,7 @@ import re
 import pytest
 
 from llama_kb.errors import ConfigurationError
-from llama_kb.ingest.chunking import chunk_document, chunk_id, chunk_text
+from llama_kb.ingest.chunking import chunk_document, chunk_id, chunk_text, unrepeated_start
 from llama_kb.types import Segment, SourceDocument
 
 WORDS = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa"]
@@ -115,6 +115,33 @@ def test_segments_are_never_merged() -> None:
         segment = doc.segments[chunk.metadata["page"] - 1].text
         start = chunk.metadata["start_char"]
         assert segment[start : start + len(chunk.text)] == chunk.text
+
+
+def test_the_unrepeated_part_of_a_chunk_starts_at_a_sentence_the_previous_did_not_hold() -> None:
+    chunks = chunk_document(doc_of(prose(3, 200)), chunk_size=400, chunk_overlap=120)
+    assert len(chunks) > 5 and chunks[0].overlap == 0
+    skipping = 0
+    for previous, chunk in itertools.pairwise(chunks):
+        assert 0 < chunk.overlap <= 121
+        assert previous.text.endswith(chunk.text[: chunk.overlap])
+        start = unrepeated_start(chunk)
+        skipped = chunk.text[:start].rstrip()
+        assert len(skipped) <= chunk.overlap and skipped in previous.text  # read before
+        if start:
+            skipping += 1
+            assert re.search(r"[.!?]\s+$|\n\s*\n\s*$", chunk.text[:start])  # a sentence begins
+    assert skipping > len(chunks) // 2
+
+
+def test_a_sentence_cut_by_the_previous_chunk_is_read_whole() -> None:
+    sentence = "One " + "two " * 60 + "end."
+    second = chunk_document(doc_of(sentence), chunk_size=150, chunk_overlap=40)[1]
+    assert second.overlap > 0 and unrepeated_start(second) == 0  # no sentence begins in it
+
+
+def test_chunks_of_different_segments_repeat_nothing() -> None:
+    doc = doc_of("Page one. Text of page.", "Text of page. And more.")
+    assert [c.overlap for c in chunk_document(doc, chunk_size=300, chunk_overlap=50)] == [0, 0]
 
 
 def test_ids_are_deterministic_short_and_uri_safe() -> None:

@@ -10,6 +10,7 @@ import pytest
 from llama_kb.config import ChunkingConfig
 from llama_kb.embeddings import default_embedding
 from llama_kb.ingest.chunker import Chunker, embedding_text
+from llama_kb.ingest.chunking import unrepeated_start
 from llama_kb.ingest.readers import read_path, supported_suffixes
 from llama_kb.ingest.sources import discover_files
 from llama_kb.ingest.tokens import token_counter
@@ -133,6 +134,15 @@ def test_overlap_repeats_whole_sentences_longer_than_the_overlap(chunker: Chunke
     for before, after in itertools.pairwise(chunks):
         first_sentence = after.text.split(" ends.")[0] + " ends."
         assert before.text.endswith(first_sentence)
+
+
+def test_the_unrepeated_part_of_a_token_chunk_begins_after_its_overlap(chunker: Chunker) -> None:
+    chunks = chunker(_doc(_sentences(40, 10)))
+    assert len(chunks) > 2
+    for before, after in itertools.pairwise(chunks):
+        start = unrepeated_start(after)
+        assert start > 0 and before.text.endswith(after.text[:start].rstrip())
+        assert not before.text.endswith(after.text[: start + 1])  # nothing more is repeated
 
 
 def test_the_rest_of_a_passage_that_fits_is_not_a_chunk_of_its_own(chunker: Chunker) -> None:

