@@ -76,8 +76,8 @@ def run(dataset: Path, out_dir: Path, passages: int = 500, rounds: int = 3) -> d
         "passages": len(rows),
         "corpus_documents_chunked": len(documents),
         "rounds": per_round,
-        "ingest_ratio_median": median([r["ingest_ratio"] for r in per_round]),
-        "chunking_ratio_median": median([r["chunking_ratio"] for r in per_round]),
+        "ingest_ratio_median": round(median([r["ingest_ratio"] for r in per_round]), 4),
+        "chunking_ratio_median": round(median([r["chunking_ratio"] for r in per_round]), 3),
     }
     table = _markdown(figures)
     write_results(out_dir, f"chunkers-{dataset.name}", figures, table)
