@@ -39,6 +39,7 @@ from llama_kb.stores.search import (
     NameForm,
     NameStats,
     by_shared_grams,
+    cached_counts,
 )
 
 if TYPE_CHECKING:
@@ -50,8 +51,9 @@ _FACT_KEYS = ("subject", "predicate", "object", "chunk_id", "doc_id", "evidence"
 _FACT_RETURN = "n.id, " + ", ".join(f"n.{k}" for k in _FACT_KEYS)
 _BATCH = 500
 WORD_COUNTS = 50_000
-"""Query words whose chunk counts a store keeps, per revision and view (least recently used
-first out): a word counted at the current revision is not asked again."""
+"""Query words (and, for restricted views, name trigrams) whose counts a store keeps, per
+revision and view (least recently used first out): a word counted at the current revision is
+not asked again."""
 
 
 class CypherSearchIndex(LexicalPruning):
@@ -232,18 +234,15 @@ class CypherSearchIndex(LexicalPruning):
             f"{self._search.chunk_text} WITH node AS n WHERE true{self._only('n')}{limit} "
             "RETURN count(n)"
         )
-        revision = once((id(self._store), "revision"), lambda: self._store.revision)
-        found: dict[str, int] = {}
-        for word in words:
-            key = (revision, self._view, cap, word)
-            count = self._word_counts.get(key)
-            if count is None:
-                params = {"q": word_token(word), "cap": cap}
-                rows = self._query(counted, params, "lexical statistics")
-                count = int(rows[0][0]) if rows else 0
-                self._word_counts.put(key, count)
-            found[word] = count
-        return found
+
+        def count(word: str) -> int:
+            rows = self._query(counted, {"q": word_token(word), "cap": cap}, "lexical statistics")
+            return int(rows[0][0]) if rows else 0
+
+        return cached_counts(self._word_counts, (self._revision(), self._view, cap), words, count)
+
+    def _revision(self) -> int:
+        return once((id(self._store), "revision"), lambda: self._store.revision)
 
     def phrase_chunks(self, phrases: Sequence[str], batch: int = 200) -> set[str]:
         """Chunks whose text (or title) contains one of ``phrases`` (full-text phrases)."""
@@ -296,8 +295,14 @@ class CypherSearchIndex(LexicalPruning):
                 "fuzzy name counts",
             )
             df = {queries[str(q)]: min(int(n), cap) for q, n in counted}
-        else:
-            df = {g: int(self._gram_holders(g, cap, "count(n)")[0][0]) for g in grams}
+        else:  # counted once per revision and view
+            scope = (self._revision(), self._view, cap, "trigrams")
+            df = cached_counts(
+                self._word_counts,
+                scope,
+                grams,
+                lambda g: int(self._gram_holders(g, cap, "count(n)")[0][0]),
+            )
         found = {
             g: [(str(i), str(name or "")) for i, name in self._gram_holders(g, cap, "n.id, n.name")]
             for g in self.kept_grams(df)

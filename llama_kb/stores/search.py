@@ -19,9 +19,11 @@ the store's revision moves.
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
+
+from llama_kb.lru import LRU
 
 Filters = Mapping[str, Any]
 """``{"field": value}`` (equality) or ``{"field": [a, b]}`` (any of) on chunk metadata."""
@@ -195,6 +197,22 @@ def rarest_within(
             break
         kept.append(term)
     return kept
+
+
+def cached_counts(
+    cache: LRU[int], scope: Hashable, terms: Iterable[str], count: Callable[[str], int]
+) -> dict[str, int]:
+    """``count(term)`` for each of ``terms``, kept in ``cache`` under ``(scope, term)``:
+    ``scope`` names what the counts hold for (the store's revision, the view, the cap), so a
+    term counted before under the same scope is not counted again."""
+    found: dict[str, int] = {}
+    for term in terms:
+        value = cache.get((scope, term))
+        if value is None:
+            value = count(term)
+            cache.put((scope, term), value)
+        found[term] = value
+    return found
 
 
 def by_shared_grams(

@@ -41,12 +41,13 @@ from llama_index.core.vector_stores.types import VectorStoreQuery
 
 from llama_kb.errors import NotSupportedError
 from llama_kb.graph_model import NamedNode
+from llama_kb.lru import LRU
 from llama_kb.stores import _sqlite_reads as _reads
 from llama_kb.stores import _sqlite_traverse as _traverse
 from llama_kb.stores import _sqlite_writes as _writes
 from llama_kb.stores._sqlite_async import ThreadedAsyncGraphStore
 from llama_kb.stores._sqlite_db import SCHEMA_VERSION, SQLiteDatabase
-from llama_kb.stores.sqlite_search import SQLiteSearchIndex
+from llama_kb.stores.sqlite_search import GRAM_COUNTS, SQLiteSearchIndex
 from llama_kb.stores.traversal import Direction, TraversalStep
 
 __all__ = [
@@ -99,6 +100,7 @@ class SQLitePropertyGraphStore(ThreadedAsyncGraphStore):
 
     def __init__(self, path: str | Path, *, timeout: float = 30.0) -> None:
         self._db = SQLiteDatabase(path, timeout=timeout)
+        self._gram_counts = LRU[int](GRAM_COUNTS)  # shared by every index of this store
 
     # ----------------------------------------------------------------------------------------
     # lifecycle
@@ -311,7 +313,7 @@ class SQLitePropertyGraphStore(ThreadedAsyncGraphStore):
     @property
     def search_index(self) -> SQLiteSearchIndex:
         """Bounded lookups for retrieval (full-text, names, neighbourhoods, facts)."""
-        return SQLiteSearchIndex(self._db)
+        return SQLiteSearchIndex(self._db, gram_counts=self._gram_counts)
 
     def count_nodes(self, label: str | None = None) -> int:
         """Number of nodes, or of nodes with ``label``."""

@@ -12,6 +12,7 @@ import json
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from typing import Any
 
+from llama_kb.lru import LRU
 from llama_kb.stores import _sqlite_bm25 as bm25
 from llama_kb.stores._sqlite_access import access_condition
 from llama_kb.stores._sqlite_db import SQLiteDatabase
@@ -23,10 +24,14 @@ from llama_kb.stores.search import (
     NameForm,
     NameStats,
     by_shared_grams,
+    cached_counts,
 )
 
 _LINKS = _marks(LINK_RELATIONS)
 _MENTION_RELATIONS = [r for r in LINK_RELATIONS if r != "PART_OF"]
+GRAM_COUNTS = 50_000
+"""Name trigrams whose visible counts the restricted views of one store keep, per revision
+and view (least recently used first out)."""
 _FACT_KEYS = (
     *("subject", "predicate", "object", "chunk_id", "doc_id", "evidence", "extractor"),
     *("subject_key", "object_key"),
@@ -49,10 +54,16 @@ class SQLiteSearchIndex(LexicalPruning):
             ``None``: everything.
     """
 
-    def __init__(self, db: SQLiteDatabase, visible: frozenset[str] | None = None) -> None:
+    def __init__(
+        self,
+        db: SQLiteDatabase,
+        visible: frozenset[str] | None = None,
+        gram_counts: LRU[int] | None = None,
+    ) -> None:
         self._db = db
         self.visible = visible
         self._keys = sorted(visible) if visible is not None else []
+        self._gram_counts = gram_counts if gram_counts is not None else LRU(GRAM_COUNTS)
 
     def access_keys(self) -> frozenset[str]:
         """Access keys of the stored chunks and relations."""
@@ -62,7 +73,7 @@ class SQLiteSearchIndex(LexicalPruning):
 
     def scoped(self, visible: frozenset[str] | None) -> SQLiteSearchIndex:
         """This index restricted to records with access keys in ``visible``."""
-        return SQLiteSearchIndex(self._db, visible)
+        return SQLiteSearchIndex(self._db, visible, self._gram_counts)
 
     def _only(self, row: str) -> tuple[str, list[str]]:
         """`` AND`` condition (and its parameters) keeping visible records of alias ``row``."""
@@ -236,7 +247,8 @@ class SQLiteSearchIndex(LexicalPruning):
         among the names holding its ``rare_grams`` rarest trigrams within
         ``gram_postings_budget`` (a common one, "the", would match most names); ordered by
         :func:`~llama_kb.stores.search.by_shared_grams`. A restricted view counts and lists
-        its visible names only (at most ``gram_postings_budget + 1`` per trigram)."""
+        its visible names only (at most ``gram_postings_budget + 1`` per trigram); its counts
+        are kept until the next write."""
         padded = " ".join(text.split())
         grams = _unique(padded[i : i + 3] for i in range(len(padded) - 2))
         grams = [g for g in grams if g.strip() and '"' not in g]
@@ -255,13 +267,15 @@ class SQLiteSearchIndex(LexicalPruning):
 
             if self.visible is None:  # the index's own counts are this view's
                 df = {g: min(_gram_df(conn, g), cap) for g in grams}
-            else:  # a gram no name holds anywhere is skipped uncounted
+            else:  # once per revision and view; a gram no name holds is skipped uncounted
                 counted = f"SELECT count(*) FROM ({sql})"
-                df = {
-                    g: conn.execute(counted, [f'"{g}"', *access, cap]).fetchone()[0]
-                    for g in grams
-                    if _gram_df(conn, g)
-                }
+                revision = conn.execute("SELECT value FROM meta WHERE key = 'revision'")
+                df = cached_counts(
+                    self._gram_counts,
+                    (int(revision.fetchone()[0]), tuple(self._keys), cap),
+                    [g for g in grams if _gram_df(conn, g)],
+                    lambda g: int(conn.execute(counted, [f'"{g}"', *access, cap]).fetchone()[0]),
+                )
             found = {g: holders(g) for g in self.kept_grams(df)}
         return by_shared_grams(found, text, k)
 

@@ -357,6 +357,7 @@ def test_word_counts_are_asked_once_per_revision_and_again_after_a_write(stores)
 
 PUBLIC_NAMES = ["Marlow Quay", "Marlon Quest", "Harlow Quays", "Quayside Marlowe", "Mar Lowquay"]
 HIDDEN_NAMES = [f"Marlowquay Annex {i}" for i in range(40)] + [f"Quay Marl {i}" for i in range(40)]
+FUZZY_SPANS = ["Marlo Quai", "Marlowquay", "Quay Marlow", "Harlo Quay"]
 
 
 def _names(store: KBGraphStore, names: list[str], access: str) -> None:
@@ -374,31 +375,66 @@ def _names(store: KBGraphStore, names: list[str], access: str) -> None:
     )  # fmt: skip
 
 
-@pytest.mark.parametrize("backend", ["sqlite", "falkordb"])
-def test_hidden_names_do_not_move_a_views_fuzzy_name_lookup(falkordb_server, backend) -> None:
-    """A restricted view's fuzzy lookup equals the lookup of a store holding only what the
-    view sees: the hidden names (sharing the spans' trigrams, so that counts over every
-    name would pick other trigrams and weigh them otherwise) change nothing."""
+@pytest.fixture(params=["sqlite", "falkordb"])
+def two_stores(request, falkordb_server) -> Iterator[tuple[KBGraphStore, KBGraphStore]]:
+    """Two empty stores of one backend: one to share with hidden names, one without them."""
     from llama_kb.stores.falkordb_graph import FalkorDBGraphStore
 
     def store() -> KBGraphStore:
-        if backend == "sqlite":
+        if request.param == "sqlite":
             return SQLitePropertyGraphStore(":memory:")
         return FalkorDBGraphStore(falkordb_server.url, unique_name("fuzzy"))
 
-    shared, alone = store(), store()
+    made = (store(), store())
+    yield made
+    for one in made:
+        if isinstance(one, FalkorDBGraphStore):
+            one.client.delete()
+        one.close()
+
+
+def test_hidden_names_do_not_move_a_views_fuzzy_name_lookup(two_stores) -> None:
+    """A restricted view's fuzzy lookup equals the lookup of a store holding only what the
+    view sees: the hidden names (sharing the spans' trigrams, so that counts over every
+    name would pick other trigrams and weigh them otherwise) change nothing."""
+    shared, alone = two_stores
     _names(shared, PUBLIC_NAMES, "public")
     _names(shared, HIDDEN_NAMES, "user:bob")
     _names(alone, PUBLIC_NAMES, "public")
-    spans = ["Marlo Quai", "Marlowquay", "Quay Marlow", "Harlo Quay"]
     view = shared.search_index.scoped(PUBLIC_ONLY)
-    for span in spans:
+    for span in FUZZY_SPANS:
         got = view.similar_names(span, 3)
         assert got == alone.search_index.similar_names(span, 3), span
         assert got and all(n in {gm.entity_node_id(p) for p in PUBLIC_NAMES} for n in got)
     everything = shared.search_index.similar_names("Marlowquay", 3)
     assert any(n.startswith("entity:marlowquay-annex") for n in everything)
-    for made in (shared, alone):
-        if isinstance(made, FalkorDBGraphStore):
-            made.client.delete()
-        made.close()
+
+
+def test_a_views_trigram_counts_are_kept_until_a_write(two_stores) -> None:
+    """A restricted view counts a span's trigrams over its visible names once per revision:
+    the same lookup again asks no count, and after writes (names it sees, names it does not)
+    it still equals the lookup of a store holding only what it sees."""
+    shared, alone = two_stores
+    _names(shared, HIDDEN_NAMES, "user:bob")
+    for names, access, both in (
+        (PUBLIC_NAMES[:2], "public", True),
+        (PUBLIC_NAMES[2:], "public", True),
+        ([f"Quay Marlo {i}" for i in range(30)], "user:bob", False),
+    ):
+        for made in (shared, alone) if both else (shared,):
+            _names(made, names, access)
+        view = shared.search_index.scoped(PUBLIC_ONLY)
+        for span in FUZZY_SPANS:
+            assert view.similar_names(span, 3) == alone.search_index.similar_names(span, 3)
+    if isinstance(shared, SQLitePropertyGraphStore):  # it reads through its one connection
+        statements: list[str] = []
+        shared._db.connection().set_trace_callback(statements.append)
+        asked = lambda: sum("name_fts MATCH" in s for s in statements)  # noqa: E731
+    else:
+        sent = _record_actions(shared)
+        asked = lambda: sent.count("fuzzy name search")  # noqa: E731
+    shared.search_index.scoped(PUBLIC_ONLY).similar_names("Harlow Quayside", 3)
+    cold = asked()  # the trigrams not counted before, then the kept ones' names
+    shared.search_index.scoped(PUBLIC_ONLY).similar_names("Harlow Quayside", 3)
+    warm = asked() - cold  # the kept trigrams' names only
+    assert 0 < warm <= shared.search_index.rare_grams and warm < cold
