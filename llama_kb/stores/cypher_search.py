@@ -19,9 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 from llama_kb.access import PUBLIC
 from llama_kb.lru import LRU
-from llama_kb.names import name_key
 from llama_kb.stores import _sqlite_bm25 as bm25
-from llama_kb.stores._cypher_base import CHUNK_LABEL, ENTITY_LABEL, IDENTIFIER, kb_label
+from llama_kb.stores._cypher_base import CHUNK_LABEL, ENTITY_LABEL, kb_label
 from llama_kb.stores._cypher_search_dialect import FALKORDB_SEARCH, NEO4J_SEARCH, SearchDialect
 from llama_kb.stores._cypher_search_props import (
     gram_tokens,
@@ -31,7 +30,13 @@ from llama_kb.stores._cypher_search_props import (
     phrase_query,
     word_token,
 )
-from llama_kb.stores._cypher_search_stats import ACCESS_LABEL, NAME_STAT_LABEL, NOT_FIELDS
+from llama_kb.stores._cypher_search_rows import (
+    FACT_RETURN,
+    add_facts,
+    chunk_metadata,
+    filter_cypher,
+)
+from llama_kb.stores._cypher_search_stats import ACCESS_LABEL, NAME_STAT_LABEL
 from llama_kb.stores.query_scope import once
 from llama_kb.stores.search import (
     Filters,
@@ -47,8 +52,6 @@ if TYPE_CHECKING:
 
 _LINKS = "PART_OF|MENTIONS|LINKS_TO"
 _ACCESS = f"coalesce({{row}}.access, '{PUBLIC}')"
-_FACT_KEYS = ("subject", "predicate", "object", "chunk_id", "doc_id", "evidence", "extractor")
-_FACT_RETURN = "n.id, " + ", ".join(f"n.{k}" for k in _FACT_KEYS)
 _BATCH = 500
 WORD_COUNTS = 50_000
 """Query words (and, for restricted views, name trigrams) whose counts a store keeps, per
@@ -190,7 +193,7 @@ class CypherSearchIndex(LexicalPruning):
             return []
         kept = self._kept(words, chunks)
         match = f"{self._search.chunk_text} WITH node AS n WHERE true{self._only('n')}"
-        passes, params = _filter_cypher(filters)
+        passes, params = filter_cypher(filters)
         tokens_of = {word_token(w): i for i, w in enumerate(kept)}
         # The stored token string comes back whole and is counted here: counting it in
         # Cypher (``split`` per word) cost the server six times as long as sending it.
@@ -410,7 +413,7 @@ class CypherSearchIndex(LexicalPruning):
             chunk_ids,
             "read chunks",
         )
-        return {str(c): (text or "", _metadata(props or {})) for c, text, props in rows}
+        return {str(c): (text or "", chunk_metadata(props or {})) for c, text, props in rows}
 
     def facts(
         self,
@@ -429,7 +432,7 @@ class CypherSearchIndex(LexicalPruning):
         rows = self._each(  # (no LIMIT inside CALL {}: see _df)
             f"UNWIND $ids AS k {by_key}{only} WITH k, n ORDER BY n.id "
             "WITH k, collect(n)[..$per] AS found UNWIND found AS n WITH DISTINCT n "
-            f"RETURN {_FACT_RETURN} LIMIT $limit",
+            f"RETURN {FACT_RETURN} LIMIT $limit",
             keys,
             "read facts",
             per=per_key,
@@ -438,38 +441,10 @@ class CypherSearchIndex(LexicalPruning):
         for field, values in (("doc_id", doc_ids), ("chunk_id", chunk_ids)):
             rows += self._each(
                 f"MATCH {self._fact} WHERE n.{field} IN $ids{only} "
-                f"RETURN {_FACT_RETURN} LIMIT $limit",
+                f"RETURN {FACT_RETURN} LIMIT $limit",
                 values,
                 "read facts",
                 limit=limit,
             )
-        _add_facts(found, rows)
+        add_facts(found, rows)
         return list(found.values())
-
-
-def _add_facts(found: dict[str, dict[str, Any]], rows: list[list[Any]]) -> None:
-    for row in rows:
-        props = dict(zip(_FACT_KEYS, row[1:], strict=True))
-        for end in ("subject", "object"):
-            value = props[end]
-            props[f"{end}_key"] = (name_key(value) or None) if isinstance(value, str) else None
-        found.setdefault(str(row[0]), props)
-
-
-def _metadata(props: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in props.items() if k not in NOT_FIELDS and v is not None}
-
-
-def _filter_cypher(filters: Filters | None) -> tuple[str, dict[str, Any]]:
-    """A boolean expression on ``n`` (the chunk) for ``filters``, values as parameters."""
-    if not filters:
-        return "true", {}
-    conds: list[str] = []
-    params: dict[str, Any] = {}
-    for i, (key, wanted) in enumerate(filters.items()):
-        values = list(wanted) if isinstance(wanted, list | tuple | set) else [wanted]
-        if not IDENTIFIER.match(str(key)) or not values:
-            return "false", {}
-        conds.append(f"n.`{key}` IN $f{i}")
-        params[f"f{i}"] = values
-    return "(" + " AND ".join(conds) + ")", params

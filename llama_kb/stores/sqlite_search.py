@@ -9,13 +9,14 @@ neighbourhoods a graph walk visits, and ``fact_keys`` plus expression indexes fo
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from typing import Any
 
 from llama_kb.lru import LRU
 from llama_kb.stores import _sqlite_bm25 as bm25
 from llama_kb.stores._sqlite_access import access_condition
 from llama_kb.stores._sqlite_db import SQLiteDatabase
+from llama_kb.stores._sqlite_facts import read_facts
 from llama_kb.stores._sqlite_rows import _chunks, _json_path, _marks, _unique
 from llama_kb.stores.search import (
     LINK_RELATIONS,
@@ -32,17 +33,6 @@ _MENTION_RELATIONS = [r for r in LINK_RELATIONS if r != "PART_OF"]
 GRAM_COUNTS = 50_000
 """Name trigrams whose visible counts the restricted views of one store keep, per revision
 and view (least recently used first out)."""
-_FACT_KEYS = (
-    *("subject", "predicate", "object", "chunk_id", "doc_id", "evidence", "extractor"),
-    *("subject_key", "object_key"),
-)
-_FACT_FIELDS = ", ".join(
-    ["n.metadata"]  # parsed once in Python: SQLite < 3.45 parses the JSON per json_extract
-    + [
-        f"(SELECT f.key FROM fact_keys f WHERE f.uri = n.uri AND f.ends IN ('{end}', 'both'))"
-        for end in ("subject", "object")
-    ]
-)
 
 
 class SQLiteSearchIndex(LexicalPruning):
@@ -396,41 +386,8 @@ class SQLiteSearchIndex(LexicalPruning):
         """Typed fact nodes about ``keys`` (at most ``per_key`` each, so a hub name does not
         flood the query) or read from ``doc_ids`` / ``chunk_ids``; at most ``limit``. Each
         carries ``subject_key`` / ``object_key`` (their name keys) too."""
-        found: dict[str, dict[str, Any]] = {}
-        only, access = self._only("v")
-        own, _ = self._only("n")
-        seen = "JOIN nodes v ON v.uri = f.uri" if access else ""
         with self._db.read() as conn:
-            for chunk in _chunks(_unique(keys)):
-                # the window runs over the (key, uri) index only (and, in a restricted view,
-                # the access of each fact); node rows are read for the first per_key of a key
-                rows = conn.execute(
-                    f"SELECT n.uri, {_FACT_FIELDS} FROM (SELECT f.uri, row_number() OVER "
-                    f"(PARTITION BY f.key ORDER BY f.uri) AS nth FROM fact_keys f {seen} WHERE "
-                    f"f.key IN ({_marks(chunk)}){only}) k JOIN nodes n ON n.uri = k.uri "
-                    "WHERE k.nth <= ? LIMIT ?",
-                    [*chunk, *access, per_key, limit],
-                )
-                _add_facts(found, rows)
-            for field, values in (("doc_id", doc_ids), ("chunk_id", chunk_ids)):
-                for chunk in _chunks(_unique(values)):
-                    rows = conn.execute(
-                        f"SELECT n.uri, {_FACT_FIELDS} FROM nodes n WHERE json_extract("
-                        f"n.metadata, '$.{field}') IN ({_marks(chunk)}) AND +n.node_type = 'fact'"
-                        f"{own} LIMIT ?",
-                        [*chunk, *access, limit],
-                    )
-                    _add_facts(found, rows)
-        return list(found.values())
-
-
-def _add_facts(found: dict[str, dict[str, Any]], rows: Iterable[Sequence[Any]]) -> None:
-    """Add the fact rows ``(uri, metadata, subject_key, object_key)`` not in ``found``."""
-    for uri, metadata, subject_key, object_key in rows:
-        if uri not in found:
-            meta = json.loads(metadata or "{}")
-            fact = {k: meta.get(k) for k in _FACT_KEYS[:7]}
-            found[uri] = {**fact, "subject_key": subject_key, "object_key": object_key}
+            return read_facts(conn, self.visible, keys, doc_ids, chunk_ids, limit, per_key)
 
 
 def _vocab_df(conn: Any, word: str) -> int:
