@@ -9,15 +9,21 @@ those FTS5 gives on a table holding only what it may read.
 
 from __future__ import annotations
 
+import heapq
 import math
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Hashable, Mapping, Sequence
+from typing import TypeVar
 
 from llama_kb.stores._sqlite_rows import _marks
 
 K1 = 1.2
 B = 0.75
 IDF_FLOOR = 1e-6
+
+K = TypeVar("K", bound=Hashable)
+Postings = Mapping[Hashable, tuple[K, int, int]]
+"""A word's postings: key -> ``(chunk, term frequency, chunk length in tokens)``."""
 
 
 def visible_totals(conn: sqlite3.Connection, visible: Sequence[str]) -> tuple[int, int]:
@@ -30,28 +36,37 @@ def visible_totals(conn: sqlite3.Connection, visible: Sequence[str]) -> tuple[in
     return int(row[0]), int(row[1])
 
 
-def postings(
-    conn: sqlite3.Connection, word: str, visible: Sequence[str]
-) -> dict[int, tuple[str, int, int]]:
-    """Rowid -> ``(chunk id, term frequency, tokens)`` of the visible chunks holding ``word``."""
+def postings(conn: sqlite3.Connection, word: str, visible: Sequence[str]) -> Postings[int]:
+    """Rowid -> ``(rowid, term frequency, tokens)`` of the visible chunks holding ``word``
+    (chunk ids are read only for the chunks kept: :func:`best_chunks`)."""
     rows = conn.execute(
         "SELECT t.doc, count(*), hex(d.sz) FROM chunk_terms t "
         "JOIN chunk_access a ON a.rowid = t.doc JOIN chunk_fts_docsize d ON d.id = t.doc "
         f"WHERE t.term = ? AND a.access IN ({_marks(visible)}) GROUP BY t.doc",
         [word, *visible],
     ).fetchall()
-    uris = dict(_uris(conn, [r[0] for r in rows]))
-    return {rowid: (uris[rowid], int(tf), _varint(size)) for rowid, tf, size in rows}
+    return {rowid: (rowid, int(tf), _varint(size)) for rowid, tf, size in rows}
 
 
-def _uris(conn: sqlite3.Connection, rowids: list[int]) -> list[tuple[int, str]]:
-    found: list[tuple[int, str]] = []
+def chunk_ids(conn: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, str]:
+    """Rowid -> chunk id (``nodes.uri``) of ``rowids``."""
+    found: dict[int, str] = {}
     for start in range(0, len(rowids), 500):
-        part = rowids[start : start + 500]
-        found.extend(
+        part = list(rowids[start : start + 500])
+        found.update(
             conn.execute(f"SELECT rowid, uri FROM nodes WHERE rowid IN ({_marks(part)})", part)
         )
     return found
+
+
+def best_chunks(conn: sqlite3.Connection, scored: dict[int, float], k: int) -> dict[str, float]:
+    """Chunk id -> score of the ``k`` best of ``scored`` (rowid -> score) and of any chunk
+    tied with the ``k``-th, so that ordering by score, then chunk id, cuts as over all."""
+    if len(scored) > k > 0:
+        threshold = heapq.nlargest(k, scored.values())[-1]
+        scored = {rowid: score for rowid, score in scored.items() if score >= threshold}
+    ids = chunk_ids(conn, list(scored))
+    return {ids[rowid]: score for rowid, score in scored.items()}
 
 
 def visible_df(conn: sqlite3.Connection, word: str, visible: Sequence[str]) -> int:
@@ -64,10 +79,8 @@ def visible_df(conn: sqlite3.Connection, word: str, visible: Sequence[str]) -> i
     return int(row[0])
 
 
-def scores(
-    lists: Sequence[dict[int, tuple[str, int, int]]], chunks: int, tokens: int
-) -> dict[str, float]:
-    """Chunk id -> BM25 score over the posting ``lists`` (one per query word, in order)."""
+def scores(lists: Sequence[Postings[K]], chunks: int, tokens: int) -> dict[K, float]:
+    """Chunk -> BM25 score over the posting ``lists`` (one per query word, in order)."""
     if not chunks:
         return {}
     average = tokens / chunks
@@ -75,14 +88,14 @@ def scores(
     for found in lists:
         idf = math.log((chunks - len(found) + 0.5) / (len(found) + 0.5))
         idfs.append(idf if idf > 0.0 else IDF_FLOOR)
-    rows = {rowid: (uri, size) for found in lists for rowid, (uri, _, size) in found.items()}
-    result: dict[str, float] = {}
-    for rowid, (uri, size) in rows.items():
+    rows = {key: (chunk, size) for found in lists for key, (chunk, _, size) in found.items()}
+    result: dict[K, float] = {}
+    for key, (chunk, size) in rows.items():
         total = 0.0
         for idf, found in zip(idfs, lists, strict=True):
-            tf = found[rowid][1] if rowid in found else 0
+            tf = found[key][1] if key in found else 0
             total += idf * ((tf * (K1 + 1.0)) / (tf + K1 * (1 - B + B * size / average)))
-        result[uri] = total
+        result[chunk] = total
     return result
 
 

@@ -30,9 +30,9 @@ from llama_kb.stores.search import (
 
 _LINKS = _marks(LINK_RELATIONS)
 _MENTION_RELATIONS = [r for r in LINK_RELATIONS if r != "PART_OF"]
-GRAM_COUNTS = 50_000
-"""Name trigrams whose visible counts the restricted views of one store keep, per revision
-and view (least recently used first out)."""
+VIEW_COUNTS = 50_000
+"""Counts the restricted views of one store keep, per revision and view (least recently used
+first out): how many visible names hold a trigram, how many visible chunks a common word."""
 
 
 class SQLiteSearchIndex(LexicalPruning):
@@ -48,12 +48,12 @@ class SQLiteSearchIndex(LexicalPruning):
         self,
         db: SQLiteDatabase,
         visible: frozenset[str] | None = None,
-        gram_counts: LRU[int] | None = None,
+        view_counts: LRU[int] | None = None,
     ) -> None:
         self._db = db
         self.visible = visible
         self._keys = sorted(visible) if visible is not None else []
-        self._gram_counts = gram_counts if gram_counts is not None else LRU(GRAM_COUNTS)
+        self._view_counts = view_counts if view_counts is not None else LRU(VIEW_COUNTS)
 
     def access_keys(self) -> frozenset[str]:
         """Access keys of the stored chunks and relations."""
@@ -63,7 +63,7 @@ class SQLiteSearchIndex(LexicalPruning):
 
     def scoped(self, visible: frozenset[str] | None) -> SQLiteSearchIndex:
         """This index restricted to records with access keys in ``visible``."""
-        return SQLiteSearchIndex(self._db, visible, self._gram_counts)
+        return SQLiteSearchIndex(self._db, visible, self._view_counts)
 
     def _only(self, row: str) -> tuple[str, list[str]]:
         """`` AND`` condition (and its parameters) keeping visible records of alias ``row``."""
@@ -83,7 +83,7 @@ class SQLiteSearchIndex(LexicalPruning):
     def revision(self) -> int:
         """The graph file's write counter."""
         with self._db.read() as conn:
-            return int(conn.execute("SELECT value FROM meta WHERE key = 'revision'").fetchone()[0])
+            return _revision(conn)
 
     def chunk_count(self) -> int:
         """Number of stored (visible) chunks."""
@@ -168,22 +168,33 @@ class SQLiteSearchIndex(LexicalPruning):
         with self._db.read() as conn:
             chunks, tokens = bm25.visible_totals(conn, self._keys)
             ceiling = self.ceiling(chunks)
-            lists: dict[str, dict[int, tuple[str, int, int]]] = {}
+            lists: dict[str, bm25.Postings[int]] = {}
             df: dict[str, int] = {}
+            common: list[str] = []
             for word in words:
                 if self.common_share >= 1.0 or _vocab_df(conn, word) <= ceiling:
                     lists[word] = bm25.postings(conn, word, self._keys)
                     df[word] = len(lists[word])
                 else:
-                    df[word] = bm25.visible_df(conn, word, self._keys)
+                    common.append(word)
+            if common:  # counted once per revision and view
+                df |= cached_counts(
+                    self._view_counts,
+                    (_revision(conn), tuple(self._keys), "words"),
+                    common,
+                    lambda word: bm25.visible_df(conn, word, self._keys),
+                )
             kept = self.informative(words, df, chunks)
             for word in kept:
                 if word not in lists:
                     lists[word] = bm25.postings(conn, word, self._keys)
-            scored = bm25.scores([lists[w] for w in kept], chunks, tokens)
+            by_rowid = bm25.scores([lists[w] for w in kept], chunks, tokens)
             if where:
-                allowed = _matching(conn, list(scored), where, params)
-                scored = {uri: s for uri, s in scored.items() if uri in allowed}
+                ids = bm25.chunk_ids(conn, list(by_rowid))
+                allowed = _matching(conn, list(ids.values()), where, params)
+                scored = {ids[r]: s for r, s in by_rowid.items() if ids[r] in allowed}
+            else:
+                scored = bm25.best_chunks(conn, by_rowid, k)
         return sorted(scored.items(), key=lambda item: (-item[1], item[0]))[:k]
 
     def _informative(self, words: list[str]) -> list[str]:
@@ -259,10 +270,9 @@ class SQLiteSearchIndex(LexicalPruning):
                 df = {g: min(_gram_df(conn, g), cap) for g in grams}
             else:  # once per revision and view; a gram no name holds is skipped uncounted
                 counted = f"SELECT count(*) FROM ({sql})"
-                revision = conn.execute("SELECT value FROM meta WHERE key = 'revision'")
                 df = cached_counts(
-                    self._gram_counts,
-                    (int(revision.fetchone()[0]), tuple(self._keys), cap),
+                    self._view_counts,
+                    (_revision(conn), tuple(self._keys), cap),
                     [g for g in grams if _gram_df(conn, g)],
                     lambda g: int(conn.execute(counted, [f'"{g}"', *access, cap]).fetchone()[0]),
                 )
@@ -388,6 +398,10 @@ class SQLiteSearchIndex(LexicalPruning):
         carries ``subject_key`` / ``object_key`` (their name keys) too."""
         with self._db.read() as conn:
             return read_facts(conn, self.visible, keys, doc_ids, chunk_ids, limit, per_key)
+
+
+def _revision(conn: Any) -> int:
+    return int(conn.execute("SELECT value FROM meta WHERE key = 'revision'").fetchone()[0])
 
 
 def _vocab_df(conn: Any, word: str) -> int:

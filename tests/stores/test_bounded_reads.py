@@ -104,3 +104,5 @@ def test_lexical_top_k_breaks_ties_by_id_with_or_without_filters(tmp_path: Path)
         assert len({s for _, s in best}) == 1
         with_filter = index.lexical(["quasar"], 5, {"doc_id": "d"})
         assert [c for c, _ in with_filter] == [c for c, _ in best]
+        scoped = index.scoped(frozenset({"public"})).lexical(["quasar"], 5)  # every row visible
+        assert [c for c, _ in scoped] == [c for c, _ in best]

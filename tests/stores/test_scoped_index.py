@@ -52,3 +52,28 @@ def test_scoped_bm25_names_and_caps_equal_an_index_of_the_visible_rows() -> None
     assert len(capped) == 8 and all(c.startswith("public-") for c, _ in capped)
     assert view.chunk_records(["user:bob-1"]) == {}
     assert mixed.search_index.scoped(frozenset({"user:carol"})).name_forms(["falcon"]) == []
+
+
+def test_a_views_common_word_counts_are_kept_until_a_write() -> None:
+    public, private = _chunks(1, 60, "public"), _chunks(2, 90, "user:bob")
+    more = [
+        ChunkNode(
+            text=c.text, id_=f"new-{i}", properties={"doc_id": f"new-{i}", "access": "public"}
+        )
+        for i, c in enumerate(_chunks(4, 30, "public"))
+    ]
+    mixed = _store(public + private, [])
+    statements: list[str] = []
+    mixed._db.connection().set_trace_callback(statements.append)
+    counted = lambda: sum("JOIN chunk_access a ON a.rowid = f.rowid" in s for s in statements)  # noqa: E731
+    terms = WORDS_LIST[:4]  # each in most chunks: common, so their visible counts are asked
+    first = mixed.search_index.scoped(frozenset({"public"})).lexical(terms, 10)
+    asked = counted()
+    assert asked > 0
+    assert mixed.search_index.scoped(frozenset({"public"})).lexical(terms, 10) == first
+    assert counted() == asked  # kept for this revision and view
+    mixed.upsert_nodes(more)
+    after = mixed.search_index.scoped(frozenset({"public"})).lexical(terms, 10)
+    assert counted() > asked  # a write: counted again
+    want = _store(public + more, []).search_index.lexical(terms, 10)
+    assert [c for c, _ in after] == [c for c, _ in want]
