@@ -151,6 +151,35 @@ def test_lexical_scores_are_the_sqlite_bm25_scores(stores) -> None:
         assert all(abs(a - b) < 1e-9 for (_, a), (_, b) in zip(got, want, strict=True))
 
 
+def test_a_lexical_search_scores_the_servers_best_matches_with_every_chunks_counts(
+    stores, monkeypatch
+) -> None:
+    sqlite, falkor = stores
+    index = falkor.search_index
+    monkeypatch.setattr(type(index), "lexical_candidates", 4)
+    sent: list[int] = []
+    query = index._query
+
+    def counted(text, params, action):
+        rows = query(text, params, action)
+        sent.extend([len(rows)] if action == "lexical search" else [])
+        return rows
+
+    monkeypatch.setattr(index, "_query", counted)
+    terms = ["falcon", "heron"]
+    exact = dict(sqlite.search_index.lexical(terms, 1_000))
+    got = index.lexical(terms, 3)
+    assert len(got) == 3 and len(exact) > 4 and sent == [4]  # the server's best 4 only
+    for chunk, score in got:  # each as scored over every visible chunk, not over the 4
+        assert abs(score - exact[chunk]) < 1e-9
+    assert [s for _, s in got] == sorted((s for _, s in got), reverse=True)
+    wanted = {"title": ["heron", "lyon"]}
+    filtered = index.lexical(terms, 4, wanted)  # the filter applies before the cut
+    passing = dict(sqlite.search_index.lexical(terms, 1_000, wanted))
+    assert len(passing) > 4 and len(filtered) == 4
+    assert all(abs(score - passing[chunk]) < 1e-9 for chunk, score in filtered)
+
+
 def test_a_hub_is_read_up_to_the_cap_its_own_chunks_first(stores) -> None:
     _, falkor = stores
     falkor.upsert_relations(
