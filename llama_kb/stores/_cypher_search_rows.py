@@ -1,4 +1,5 @@
-"""Rows of a Cypher search index turned into results, and metadata filters into conditions."""
+"""Query text of a Cypher search index's multi-part reads, its rows turned into results, and
+metadata filters into conditions."""
 
 from __future__ import annotations
 
@@ -12,6 +13,38 @@ from llama_kb.stores.search import Filters
 FACT_KEYS = ("subject", "predicate", "object", "chunk_id", "doc_id", "evidence", "extractor")
 FACT_RETURN = "n.id, " + ", ".join(f"n.{k}" for k in FACT_KEYS)
 """What a query returns for a fact node ``n``: its id and :data:`FACT_KEYS`."""
+
+
+def fact_query(by_key: str, fact: str, only: str) -> str:
+    """Facts about the keys ``$keys`` (``by_key`` matches ``n`` for key ``k``; at most
+    ``$per`` each, by id), then facts read from the documents ``$docs`` and the chunks
+    ``$chunks`` (``fact``: the fact node pattern ``n``; ``only``: the visibility condition),
+    each part at most ``$limit`` rows. FalkorDB does not reset a ``LIMIT`` inside ``CALL {}``
+    per row, so a key's share is cut from its collected facts."""
+    parts = [
+        f"UNWIND $keys AS k {by_key}{only} WITH k, n ORDER BY n.id "
+        "WITH k, collect(n)[..$per] AS found UNWIND found AS n WITH DISTINCT n "
+        f"RETURN {FACT_RETURN} LIMIT $limit",
+        *(
+            f"MATCH {fact} WHERE n.{field} IN ${values}{only} RETURN {FACT_RETURN} LIMIT $limit"
+            for field, values in (("doc_id", "docs"), ("chunk_id", "chunks"))
+        ),
+    ]
+    return " UNION ALL ".join(parts)
+
+
+def hub_branch(entity: str, only: str) -> str:
+    """A :func:`~._cypher_per_value.rows_per_value` branch reading up to ``$cap`` chunks
+    that belong to the name ``entity`` matches (``n``, id ``$value``) and up to ``$cap``
+    that mention it (``only``: the visibility condition on the relation ``r``)."""
+    return " UNION ALL ".join(
+        f"MATCH {entity}<-[r:{types}]-(c) WHERE c.id <> $value{only} "
+        f"RETURN {distinct}{{at}} AS kb_at, c.id AS id, {own} AS own LIMIT $cap"
+        for types, distinct, own in (
+            ("PART_OF", "", "true"),
+            ("MENTIONS|LINKS_TO", "DISTINCT ", "false"),
+        )
+    )
 
 
 def add_facts(found: dict[str, dict[str, Any]], rows: list[list[Any]]) -> None:

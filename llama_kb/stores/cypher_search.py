@@ -22,6 +22,7 @@ from llama_kb.access import PUBLIC
 from llama_kb.lru import LRU
 from llama_kb.stores import _sqlite_bm25 as bm25
 from llama_kb.stores._cypher_base import CHUNK_LABEL, ENTITY_LABEL, kb_label
+from llama_kb.stores._cypher_per_value import rows_per_value
 from llama_kb.stores._cypher_search_dialect import FALKORDB_SEARCH, NEO4J_SEARCH, SearchDialect
 from llama_kb.stores._cypher_search_props import (
     gram_tokens,
@@ -32,10 +33,11 @@ from llama_kb.stores._cypher_search_props import (
     word_token,
 )
 from llama_kb.stores._cypher_search_rows import (
-    FACT_RETURN,
     add_facts,
     chunk_metadata,
+    fact_query,
     filter_cypher,
+    hub_branch,
 )
 from llama_kb.stores._cypher_search_stats import ACCESS_LABEL, NAME_STAT_LABEL
 from llama_kb.stores.query_scope import once
@@ -237,21 +239,21 @@ class CypherSearchIndex(LexicalPruning):
         return self.informative(words, df, chunks), df
 
     def _df(self, words: list[str], cap: int | None) -> dict[str, int]:
-        """Visible chunks holding each word, counted up to ``cap``.
-
-        One query per word: FalkorDB 4.16 does not reset a ``LIMIT`` inside a ``CALL {}``
-        subquery between the rows that call it, so the words cannot share one query. A word
-        counted before at the store's current revision is not asked again.
-        """
+        """Visible chunks holding each word, counted up to ``cap``; every word not counted
+        before at the store's current revision is counted in one round trip."""
         limit = "" if cap is None else " WITH n LIMIT $cap"
-        counted = (
-            f"{self._search.chunk_text} WITH node AS n WHERE true{self._only('n')}{limit} "
-            "RETURN count(n)"
+        branch = (
+            f"{self._search.chunk_text.replace('$q', '$value')} WITH node AS n "
+            f"WHERE true{self._only('n')}{limit} RETURN {{at}} AS kb_at, count(n) AS found"
         )
 
-        def count(word: str) -> int:
-            rows = self._query(counted, {"q": word_token(word), "cap": cap}, "lexical statistics")
-            return int(rows[0][0]) if rows else 0
+        def count(missing: list[str]) -> dict[str, int]:
+            tokens = {w: word_token(w) for w in missing}
+            rows = rows_per_value(
+                self._query, branch, list(tokens.values()), "lexical statistics", {"cap": cap}
+            )
+            # a branch whose count is 0 returns no row (its position is a grouping key)
+            return {w: int(rows[t][0][0]) if rows[t] else 0 for w, t in tokens.items()}
 
         return cached_counts(self._word_counts, (self._revision(), self._view, cap), words, count)
 
@@ -315,22 +317,26 @@ class CypherSearchIndex(LexicalPruning):
                 self._word_counts,
                 scope,
                 grams,
-                lambda g: int(self._gram_holders(g, cap, "count(n)")[0][0]),
+                lambda missing: {
+                    g: int(rows[0][0]) if rows else 0  # no row: nothing to count
+                    for g, rows in self._gram_holders(missing, cap, "count(n) AS found").items()
+                },
             )
-        found = {
-            g: [(str(i), str(name or "")) for i, name in self._gram_holders(g, cap, "n.id, n.name")]
-            for g in self.kept_grams(df)
-        }
+        holders = self._gram_holders(self.kept_grams(df), cap, "n.id AS id, n.name AS name")
+        found = {g: [(str(i), str(name or "")) for i, name in rows] for g, rows in holders.items()}
         return by_shared_grams(found, text, k)
 
-    def _gram_holders(self, gram: str, cap: int, returned: str) -> list[list[Any]]:
-        """``returned`` of up to ``cap`` (visible) names holding ``gram`` (alias ``n``)."""
-        return self._query(
-            f"{self._search.name_grams} WITH node AS n{self._named('n')} "
-            f"WITH DISTINCT n LIMIT $cap RETURN {returned}",
-            {"q": or_query([gram], self._search.any_of), "cap": cap},
-            "fuzzy name search",
+    def _gram_holders(
+        self, grams: Sequence[str], cap: int, returned: str
+    ) -> dict[str, list[list[Any]]]:
+        """Gram -> ``returned`` of up to ``cap`` (visible) names holding it (alias ``n``)."""
+        branch = (
+            f"{self._search.name_grams.replace('$q', '$value')} WITH node AS n{self._named('n')} "
+            f"WITH DISTINCT n LIMIT $cap RETURN {{at}} AS kb_at, {returned}"
         )
+        queries = {or_query([g], self._search.any_of): g for g in grams}
+        rows = rows_per_value(self._query, branch, list(queries), "fuzzy name search", {"cap": cap})
+        return {queries[q]: found for q, found in rows.items()}
 
     def display_names(self, node_ids: Sequence[str]) -> dict[str, str]:
         """Node id -> name for the (visible) named nodes among ``node_ids``."""
@@ -374,27 +380,18 @@ class CypherSearchIndex(LexicalPruning):
             links[name].append((chunk_id, own))
         for name in small:
             links[name].sort(key=lambda link: (not link[1], link[0]))
-        for name in (n for n in names if n in stats and n not in set(small)):
-            links[name] = self._hub_links(name, cap)
+        hubs = [n for n in names if n in stats and n not in set(small)]
+        links.update(self._hub_links(hubs, cap))
         return links
 
-    def _hub_links(self, name: str, cap: int) -> list[tuple[str, bool]]:
-        own = self._query(
-            f"WITH $i AS i MATCH {self._entity}<-[r:PART_OF]-(c) "
-            f"WHERE c.id <> i{self._only('r')} RETURN c.id LIMIT $cap",
-            {"i": name, "cap": cap},
-            "read name links",
-        )
-        found = [(str(r[0]), True) for r in own]
-        if len(found) < cap:
-            mentions = self._query(
-                f"WITH $i AS i MATCH {self._entity}<-[r:MENTIONS|LINKS_TO]-(c) "
-                f"WHERE c.id <> i{self._only('r')} RETURN DISTINCT c.id LIMIT $cap",
-                {"i": name, "cap": cap - len(found)},
-                "read name links",
-            )
-            found.extend((str(r[0]), False) for r in mentions)
-        return found
+    def _hub_links(self, hubs: Sequence[str], cap: int) -> dict[str, list[tuple[str, bool]]]:
+        """Hub -> its first ``cap`` chunks, own first: at most ``cap`` of each kind read."""
+        branch = hub_branch(self._entity.replace("{id: i}", "{id: $value}"), self._only("r"))
+        rows = rows_per_value(self._query, branch, hubs, "read name links", {"cap": cap})
+        return {
+            hub: [(str(c), bool(own)) for c, own in sorted(found, key=lambda r: not r[1])][:cap]
+            for hub, found in rows.items()
+        }
 
     def name_stats(self, name_ids: Sequence[str]) -> dict[str, NameStats]:
         """Name id -> chunks that belong to / mention it (stored counts, per access key;
@@ -435,27 +432,20 @@ class CypherSearchIndex(LexicalPruning):
         per_key: int = 200,
     ) -> list[dict[str, Any]]:
         """Typed fact nodes about ``keys`` (at most ``per_key`` each) or read from ``doc_ids``
-        / ``chunk_ids``; at most ``limit`` per lookup. Each carries ``subject_key`` /
-        ``object_key`` (their name keys) too."""
-        found: dict[str, dict[str, Any]] = {}
-        only = self._only("n")
+        / ``chunk_ids``; at most ``limit`` per lookup, all in one round trip. Each carries
+        ``subject_key`` / ``object_key`` (their name keys) too."""
         by_key = self._search.fact_key.format(fact=self._fact)
-        rows = self._each(  # (no LIMIT inside CALL {}: see _df)
-            f"UNWIND $ids AS k {by_key}{only} WITH k, n ORDER BY n.id "
-            "WITH k, collect(n)[..$per] AS found UNWIND found AS n WITH DISTINCT n "
-            f"RETURN {FACT_RETURN} LIMIT $limit",
-            keys,
+        rows = self._query(
+            fact_query(by_key, self._fact, self._only("n")),
+            {
+                "keys": list(dict.fromkeys(keys)),
+                "docs": list(dict.fromkeys(doc_ids)),
+                "chunks": list(dict.fromkeys(chunk_ids)),
+                "per": per_key,
+                "limit": limit,
+            },
             "read facts",
-            per=per_key,
-            limit=limit,
         )
-        for field, values in (("doc_id", doc_ids), ("chunk_id", chunk_ids)):
-            rows += self._each(
-                f"MATCH {self._fact} WHERE n.{field} IN $ids{only} "
-                f"RETURN {FACT_RETURN} LIMIT $limit",
-                values,
-                "read facts",
-                limit=limit,
-            )
+        found: dict[str, dict[str, Any]] = {}
         add_facts(found, rows)
         return list(found.values())

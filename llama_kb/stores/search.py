@@ -200,18 +200,27 @@ def rarest_within(
 
 
 def cached_counts(
-    cache: LRU[int], scope: Hashable, terms: Iterable[str], count: Callable[[str], int]
+    cache: LRU[int],
+    scope: Hashable,
+    terms: Iterable[str],
+    count: Callable[[list[str]], Mapping[str, int]],
 ) -> dict[str, int]:
-    """``count(term)`` for each of ``terms``, kept in ``cache`` under ``(scope, term)``:
-    ``scope`` names what the counts hold for (the store's revision, the view, the cap), so a
-    term counted before under the same scope is not counted again."""
+    """The counts of ``terms``, kept in ``cache`` under ``(scope, term)``: ``scope`` names what
+    the counts hold for (the store's revision, the view, the cap), so a term counted before
+    under the same scope is not counted again; ``count`` counts the others, all at once."""
     found: dict[str, int] = {}
-    for term in terms:
+    missing: list[str] = []
+    for term in dict.fromkeys(terms):
         value = cache.get((scope, term))
         if value is None:
-            value = count(term)
-            cache.put((scope, term), value)
-        found[term] = value
+            missing.append(term)
+        else:
+            found[term] = value
+    if missing:
+        counted = count(missing)
+        for term in missing:
+            found[term] = counted[term]
+            cache.put((scope, term), counted[term])
     return found
 
 

@@ -182,7 +182,7 @@ class SQLiteSearchIndex(LexicalPruning):
                     self._view_counts,
                     (_revision(conn), tuple(self._keys), "words"),
                     common,
-                    lambda word: bm25.visible_df(conn, word, self._keys),
+                    lambda words: {w: bm25.visible_df(conn, w, self._keys) for w in words},
                 )
             kept = self.informative(words, df, chunks)
             for word in kept:
@@ -274,7 +274,10 @@ class SQLiteSearchIndex(LexicalPruning):
                     self._view_counts,
                     (_revision(conn), tuple(self._keys), cap),
                     [g for g in grams if _gram_df(conn, g)],
-                    lambda g: int(conn.execute(counted, [f'"{g}"', *access, cap]).fetchone()[0]),
+                    lambda missing: {
+                        g: int(conn.execute(counted, [f'"{g}"', *access, cap]).fetchone()[0])
+                        for g in missing
+                    },
                 )
             found = {g: holders(g) for g in self.kept_grams(df)}
         return by_shared_grams(found, text, k)
