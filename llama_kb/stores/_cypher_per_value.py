@@ -9,19 +9,22 @@ Values travel as parameters; only branch positions are written into the query te
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 BRANCHES = 32
 """Most branches in one query (longer queries cost the server more to plan than they save)."""
 
-_VALUE = re.compile(r"\$value\b")
-
 Run = Callable[[str, dict[str, Any], str], list[list[Any]]]
 
 
 def rows_per_value(
-    run: Run, branch: str, values: Sequence[str], action: str, params: dict[str, Any]
+    run: Run,
+    branch: str,
+    values: Sequence[str],
+    action: str,
+    params: dict[str, Any],
+    derived: Mapping[str, Callable[[str], Any]] | None = None,
 ) -> dict[str, list[list[Any]]]:
     """Value -> the rows ``branch`` returns for it, in as few round trips as ``BRANCHES`` allow.
 
@@ -32,15 +35,21 @@ def rows_per_value(
         values: The values looked up (duplicates are looked up once).
         action: What the lookup does, for error messages.
         params: Parameters every branch shares.
+        derived: More parameters of a branch, each computed from its value (a parameter,
+            never query text: FalkorDB's client writes parameters ahead of the query).
     """
+    per_branch: dict[str, Callable[[str], Any]] = {"value": str, **(derived or {})}
+    names = re.compile(r"\$(" + "|".join(map(re.escape, per_branch)) + r")\b")
     unique = list(dict.fromkeys(values))
     found: dict[str, list[list[Any]]] = {value: [] for value in unique}
     for start in range(0, len(unique), BRANCHES):
         part = unique[start : start + BRANCHES]
         query = " UNION ALL ".join(
-            _VALUE.sub(f"$value{i}", branch).replace("{at}", str(i)) for i in range(len(part))
+            names.sub(rf"$\g<1>{i}", branch).replace("{at}", str(i)) for i in range(len(part))
         )
-        rows = run(query, {**params, **{f"value{i}": v for i, v in enumerate(part)}}, action)
-        for row in rows:
+        own = {
+            f"{name}{i}": make(v) for i, v in enumerate(part) for name, make in per_branch.items()
+        }
+        for row in run(query, {**params, **own}, action):
             found[part[int(row[0])]].append(list(row[1:]))
     return found

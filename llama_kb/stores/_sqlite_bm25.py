@@ -79,20 +79,14 @@ def visible_df(conn: sqlite3.Connection, word: str, visible: Sequence[str]) -> i
     return int(row[0])
 
 
-def scores(
-    lists: Sequence[Postings[K]], chunks: int, tokens: int, counts: Sequence[int] | None = None
-) -> dict[K, float]:
-    """Chunk -> BM25 score over the posting ``lists`` (one per query word, in order).
-
-    ``counts``: the chunks holding each word, when the lists hold only some of them
-    (default: each list's length).
-    """
+def scores(lists: Sequence[Postings[K]], chunks: int, tokens: int) -> dict[K, float]:
+    """Chunk -> BM25 score over the posting ``lists`` (one per query word, in order)."""
     if not chunks:
         return {}
     average = tokens / chunks
     idfs = []
-    for held in counts if counts is not None else [len(found) for found in lists]:
-        idf = math.log((chunks - held + 0.5) / (held + 0.5))
+    for found in lists:
+        idf = math.log((chunks - len(found) + 0.5) / (len(found) + 0.5))
         idfs.append(idf if idf > 0.0 else IDF_FLOOR)
     rows = {key: (chunk, size) for found in lists for key, (chunk, _, size) in found.items()}
     result: dict[K, float] = {}

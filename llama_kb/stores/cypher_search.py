@@ -5,17 +5,15 @@ current (:mod:`._cypher_search_props`, :mod:`._cypher_search_stats`): the server
 index over pre-tokenised chunk words (lexical candidates, phrases) and name trigrams (fuzzy
 names), indexed name and fact keys, relation reads with ``LIMIT`` per name (its own chunks
 first), and stored counts per access key. Lexical scores are FTS5's BM25, computed from the
-query words' counts, so a chunk scores the same on SQLite and on a server for the words both
-keep (a server keeps fewer common ones: ``postings_budget``); the server's own full-text score
-picks which matches are scored (``lexical_candidates``).
+postings of the query's words only, so the same knowledge base scores the same on SQLite and
+on a server for the words both keep (a server keeps fewer common ones: ``postings_budget``).
 A restricted view (:meth:`CypherSearchIndex.scoped`) passes its access keys as a
 query parameter and counts over them only.
 """
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Hashable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from llama_kb.access import PUBLIC
@@ -73,17 +71,10 @@ class CypherSearchIndex(LexicalPruning):
     """
 
     postings_budget = 2_000
-    """Half of SQLite's: chosen when each posting was a row sent and counted in Python (at
-    30k passages on FalkorDB the lexical step's median fell from 44 to 23 ms); this budget
-    gives both shared sets the same or higher recall (measured on SQLite, whose scores this
-    index reproduces; README, Scale), and 30k on FalkorDB recall@5 66.1 against 66.0 with
-    SQLite's budget now that only ``lexical_candidates`` rows are sent."""
-
-    lexical_candidates = 300
-    """Matches of a lexical search scored by BM25: the best by the server's full-text score
-    (RediSearch's or Lucene's own, which weigh words otherwise). Sending each match's words
-    and counting them here was most of a server query (30k passages on FalkorDB: lexical step
-    p50 25.6 -> 10.1 ms, recall@5 66.4 -> 66.1; README, Scale)."""
+    """Half of SQLite's: here each posting is a row sent to Python. At 30k passages on
+    FalkorDB this budget had recall@5 66.4 against 65.9 with SQLite's; it gives both shared
+    sets the same or higher recall (measured on SQLite, whose scores this index reproduces;
+    README, Scale)."""
 
     def __init__(
         self,
@@ -192,9 +183,9 @@ class CypherSearchIndex(LexicalPruning):
 
         Words found in more than ``common_share`` of the chunks are skipped (the rarest
         ``keep_rarest`` are always kept); counting a word stops there, so a common word costs
-        at most that many index entries. The server's own full-text score picks the
-        ``lexical_candidates`` best matches that pass ``filters``; those are scored with the
-        words' counts over all visible chunks (filters narrow the result, not the statistics).
+        at most that many index entries. Each kept word's postings come back as
+        ``(chunk, length, count)`` rows, counted by the server. Filters narrow the result,
+        not the statistics.
         """
         words = list(dict.fromkeys(w for t in terms for w in lexical_words(t)))
         if not words or k <= 0:
@@ -203,40 +194,48 @@ class CypherSearchIndex(LexicalPruning):
         chunks, tokens = sum(int(r[1]) for r in rows), sum(int(r[2]) for r in rows)
         if not chunks:
             return []
-        kept, df = self._kept(words, chunks)
+        kept = self._kept(words, chunks)
         passes, params = filter_cypher(filters)
-        tokens_of = {word_token(w): i for i, w in enumerate(kept)}
-        # The stored token string comes back whole and is counted here: counting it in
-        # Cypher (``split`` per word) cost the server six times as long as sending it.
-        found = self._query(
-            f"{self._search.chunk_text} WITH node AS n, score WHERE {passes}{self._only('n')} "
-            "RETURN n.id, n.kb_len, n.kb_lex ORDER BY score DESC LIMIT $candidates",
-            {
-                "q": or_query(tokens_of, self._search.any_of),
-                "candidates": max(k, self.lexical_candidates),
-                **params,
-            },
-            "lexical search",
+        # A word's count in a chunk: its places after a space in `kb_lex` (a token ends at
+        # its only "_"), plus one if the chunk starts with it; one split per posting, not a
+        # list of the chunk's every token. (`' ' + n.kb_lex` would be simpler, but in
+        # FalkorDB 4 a string built from a property corrupts the server's index list.)
+        branch = (
+            f"{self._search.chunk_text.replace('$q', '$phrase')} WITH node AS n "
+            f"WHERE true{self._only('n')} RETURN {{at}} AS kb_at, n.id AS id, "
+            "n.kb_len AS length, size(split(n.kb_lex, $spaced)) - 1 + "
+            "CASE WHEN n.kb_lex STARTS WITH $value THEN 1 ELSE 0 END AS tf, "
+            f"{passes} AS passes"
         )
-        lists: list[dict[str, tuple[str, int, int]]] = [{} for _ in kept]
-        for chunk_id, length, lex in found:
-            counts = Counter(t for t in str(lex or "").split(" ") if t in tokens_of)
-            for token, tf in counts.items():
-                lists[tokens_of[token]][chunk_id] = (chunk_id, tf, int(length or 0))
-        scored = bm25.scores(lists, chunks, tokens, [df[w] for w in kept])  # type: ignore[arg-type]
-        return sorted(scored.items(), key=lambda x: (-x[1], x[0]))[:k]
+        derived = {
+            "phrase": lambda token: or_query([token], self._search.any_of),
+            "spaced": lambda token: " " + token,
+        }
+        tokens_of = {word_token(w): w for w in kept}
+        found = rows_per_value(
+            self._query, branch, list(tokens_of), "lexical search", params, derived
+        )
+        lists: list[dict[Hashable, tuple[str, int, int]]] = [
+            {str(c): (str(c), int(tf), int(length or 0)) for c, length, tf, _ in found[token]}
+            for token in tokens_of
+        ]
+        scored = bm25.scores(lists, chunks, tokens)
+        allowed = {str(r[0]) for postings in found.values() for r in postings if r[3]}
+        ranked = sorted(
+            ((c, s) for c, s in scored.items() if c in allowed), key=lambda x: (-x[1], x[0])
+        )
+        return ranked[:k]
 
-    def _kept(self, words: list[str], chunks: int) -> tuple[list[str], dict[str, int]]:
-        """``words`` without the common ones (see :meth:`lexical`), and the visible chunks
-        holding each word kept."""
+    def _kept(self, words: list[str], chunks: int) -> list[str]:
+        """``words`` without the common ones (see :meth:`lexical`)."""
         if self.common_share >= 1.0:
-            return words, self._df(words, None)
+            return words
         ceiling = self.ceiling(chunks)
         df = self._df(words, int(ceiling) + 1)
         common = [w for w in words if df[w] > ceiling]
         if len(words) - len(common) < self.keep_rarest and common:
             df.update(self._df(common, None))  # the rarest of the common ones: exact counts
-        return self.informative(words, df, chunks), df
+        return self.informative(words, df, chunks)
 
     def _df(self, words: list[str], cap: int | None) -> dict[str, int]:
         """Visible chunks holding each word, counted up to ``cap``; every word not counted
