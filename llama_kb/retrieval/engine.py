@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Iterator, Sequence
+from contextlib import contextmanager, nullcontext
 from dataclasses import replace
 from functools import partial
 from typing import Any
@@ -40,6 +41,7 @@ from llama_kb.retrieval import bridge_hop, fact_step, knowledge_step, ranking, r
 from llama_kb.retrieval import trace as observe
 from llama_kb.retrieval.cache import QueryCache, cache_key
 from llama_kb.retrieval.classifier import HeuristicClassifier, QueryClassifier
+from llama_kb.retrieval.collector import collection_paused
 from llama_kb.retrieval.fact_ranking import FactRanker
 from llama_kb.retrieval.facts import merge_facts
 from llama_kb.retrieval.fuzzy_names import FuzzyNameLinker
@@ -105,6 +107,10 @@ class ContextEngine:
         self.cache = QueryCache(cache_size)
         self.require_principal = require_principal
         self._reranker = reranker
+        self.pause_collection = True
+        """Pause Python's cyclic garbage collector while a query runs (:mod:`.collector`):
+        a query's short-lived objects are then never promoted, and full collections, which
+        set the p95, become rare."""
         self.knowledge_search: knowledge_step.KnowledgeSearch | None = None
         """Set by the knowledge base when it holds knowledge pieces (see
         :mod:`.knowledge_step`)."""
@@ -140,7 +146,7 @@ class ContextEngine:
             QueryError: Empty query or invalid options.
             BackendError: A backend failed and ``strict`` is set.
         """
-        with one_query():
+        with self._one_query():
             plan = self._plan(query, options, dense_first=True)
             if plan.cached is not None:
                 return self._from_cache(plan)
@@ -159,7 +165,7 @@ class ContextEngine:
         vectors = batch(texts) if callable(batch) else [None] * len(texts)
         results = []
         for text, vector in zip(texts, vectors, strict=True):
-            with one_query():
+            with self._one_query():
                 plan = self._plan(text, options)
                 if plan.cached is not None:
                     results.append(self._from_cache(plan))
@@ -173,7 +179,7 @@ class ContextEngine:
     @observe.span
     async def aretrieve(self, query: str, **options: Any) -> FusedContext:
         """Async :meth:`retrieve`: vector and graph work run concurrently in threads."""
-        with one_query():  # the threads below run in copies of this context
+        with self._one_query():  # the threads below run in copies of this context
             plan = await asyncio.to_thread(self._plan, query, options)
             if plan.cached is not None:
                 return self._from_cache(plan)
@@ -187,6 +193,13 @@ class ContextEngine:
             return await asyncio.to_thread(self._finish, plan, dense, lexical, facts)
 
     # -- steps ------------------------------------------------------------------------
+
+    @contextmanager
+    def _one_query(self) -> Iterator[None]:
+        """One query's scope: its store reads shared, the collector paused if
+        :attr:`pause_collection`."""
+        with one_query(), collection_paused() if self.pause_collection else nullcontext():
+            yield
 
     def access_of(self, principal: Any) -> frozenset[str] | None:
         """The access keys ``principal`` reads when some stored record is not among them
