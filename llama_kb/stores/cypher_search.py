@@ -204,8 +204,8 @@ class CypherSearchIndex(LexicalPruning):
             f"{self._search.chunk_text.replace('$q', '$phrase')} WITH node AS n "
             f"WHERE true{self._only('n')} RETURN {{at}} AS kb_at, n.id AS id, "
             "n.kb_len AS length, size(split(n.kb_lex, $spaced)) - 1 + "
-            "CASE WHEN n.kb_lex STARTS WITH $value THEN 1 ELSE 0 END AS tf, "
-            f"{passes} AS passes"
+            "CASE WHEN n.kb_lex STARTS WITH $value THEN 1 ELSE 0 END AS tf"
+            + (f", {passes} AS passes" if filters else "")  # each value costs parsing
         )
         derived = {
             "phrase": lambda token: or_query([token], self._search.any_of),
@@ -216,15 +216,14 @@ class CypherSearchIndex(LexicalPruning):
             self._query, branch, list(tokens_of), "lexical search", params, derived
         )
         lists: list[dict[Hashable, tuple[str, int, int]]] = [
-            {str(c): (str(c), int(tf), int(length or 0)) for c, length, tf, _ in found[token]}
+            {str(r[0]): (str(r[0]), int(r[2]), int(r[1] or 0)) for r in found[token]}
             for token in tokens_of
         ]
         scored = bm25.scores(lists, chunks, tokens)
-        allowed = {str(r[0]) for postings in found.values() for r in postings if r[3]}
-        ranked = sorted(
-            ((c, s) for c, s in scored.items() if c in allowed), key=lambda x: (-x[1], x[0])
-        )
-        return ranked[:k]
+        if filters:
+            allowed = {str(r[0]) for postings in found.values() for r in postings if r[3]}
+            scored = {c: score for c, score in scored.items() if c in allowed}
+        return sorted(scored.items(), key=lambda x: (-x[1], x[0]))[:k]
 
     def _kept(self, words: list[str], chunks: int) -> list[str]:
         """``words`` without the common ones (see :meth:`lexical`)."""
