@@ -347,10 +347,26 @@ class CypherSearchIndex(LexicalPruning):
         return {str(a): str(b) for a, b in rows}
 
     def chunk_links(self, chunk_ids: Sequence[str]) -> dict[str, list[tuple[str, bool]]]:
-        """Chunk id -> ``(name id, is its document)`` for its ``PART_OF`` / mention edges."""
+        """Chunk id -> ``(name id, is its document)`` for its ``PART_OF`` / mention edges.
+
+        The same round trip reads the linked names' stored counts for :meth:`name_stats`
+        (within one query, :mod:`.query_scope`): a walk asks for them next.
+        """
+        where = "" if self.visible is None else " WHERE s.access IN $visible"
+        rows = self._each(
+            f"UNWIND $ids AS i MATCH {self._chunk}-[r:{_LINKS}]->(m) WHERE m.id <> i"
+            f"{self._only('r')} OPTIONAL MATCH (s:{NAME_STAT_LABEL} {{node: m.id}}){where} "
+            "WITH i, m, r, sum(s.titles) AS t, sum(s.mentions) AS mn, sum(s.edges) AS e "
+            "RETURN i, m.id, type(r) = 'PART_OF', t, mn, e",
+            chunk_ids,
+            "read links",
+        )
         links: dict[str, list[tuple[str, bool]]] = {c: [] for c in chunk_ids}
-        for chunk_id, name, own in self._links(chunk_ids, f"{self._chunk}-[r:{_LINKS}]->(m)"):
-            links[chunk_id].append((name, own))
+        known = self._name_counts()
+        for chunk_id, name, own, titles, mentions, edges in rows:
+            links[str(chunk_id)].append((str(name), bool(own)))
+            if str(name) not in known:
+                known[str(name)] = NameStats(int(titles), int(mentions)) if edges else None
         return links
 
     def _links(self, ids: Sequence[str], pattern: str) -> list[tuple[str, str, bool]]:
@@ -394,9 +410,7 @@ class CypherSearchIndex(LexicalPruning):
     def name_stats(self, name_ids: Sequence[str]) -> dict[str, NameStats]:
         """Name id -> chunks that belong to / mention it (stored counts, per access key;
         within one query each name is read once, :mod:`.query_scope`)."""
-        known: dict[str, NameStats | None] = once(
-            (id(self._store), "name counts", self._view), dict
-        )
+        known = self._name_counts()
         missing = [n for n in dict.fromkeys(name_ids) if n not in known]
         if missing:
             where = "" if self.visible is None else " WHERE s.access IN $visible"
@@ -410,6 +424,11 @@ class CypherSearchIndex(LexicalPruning):
             found = {str(i): NameStats(int(t), int(m)) for i, t, m in rows}
             known.update((n, found.get(n)) for n in missing)
         return {n: stats for n in dict.fromkeys(name_ids) if (stats := known[n]) is not None}
+
+    def _name_counts(self) -> dict[str, NameStats | None]:
+        """Name id -> stored counts (``None``: no visible relation) read so far in this
+        query."""
+        return once((id(self._store), "name counts", self._view), dict)
 
     def chunk_records(self, chunk_ids: Sequence[str]) -> dict[str, tuple[str, dict[str, Any]]]:
         """Chunk id -> ``(text, metadata)``."""

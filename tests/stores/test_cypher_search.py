@@ -469,3 +469,17 @@ def test_a_views_trigram_counts_are_kept_until_a_write(two_stores) -> None:
     shared.search_index.scoped(PUBLIC_ONLY).similar_names("Harlow Quayside", 3)
     warm = asked() - cold  # the kept trigrams' names only
     assert 0 < warm <= shared.search_index.rare_grams and warm < cold
+
+
+@pytest.mark.parametrize("visible", [None, PUBLIC_ONLY], ids=["everything", "public view"])
+def test_a_chunks_links_bring_their_names_counts_within_a_query(stores, visible) -> None:
+    sqlite, falkor = stores
+    chunk_ids = ["public-1", "public-31", "user:bob-1"]
+    index = falkor.search_index.scoped(visible)
+    sent = _record_actions(falkor)
+    with one_query():
+        links = index.chunk_links(chunk_ids)
+        names = [name for found in links.values() for name, _ in found]
+        stats = index.name_stats(names)
+    assert names and "read name counts" not in sent  # one round trip for both
+    assert stats == sqlite.search_index.scoped(visible).name_stats(names)
