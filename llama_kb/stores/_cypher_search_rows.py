@@ -7,7 +7,7 @@ from typing import Any
 
 from llama_kb.names import name_key
 from llama_kb.stores._cypher_base import IDENTIFIER
-from llama_kb.stores._cypher_search_stats import NOT_FIELDS
+from llama_kb.stores._cypher_search_stats import NAME_STAT_LABEL, NOT_FIELDS
 from llama_kb.stores.search import Filters
 
 FACT_KEYS = ("subject", "predicate", "object", "chunk_id", "doc_id", "evidence", "extractor")
@@ -44,6 +44,40 @@ def hub_branch(entity: str, only: str) -> str:
             ("PART_OF", "", "true"),
             ("MENTIONS|LINKS_TO", "DISTINCT ", "false"),
         )
+    )
+
+
+def links_with_counts(pattern: str, only: str, counts: str) -> str:
+    """For each ``i`` in ``$ids``: the relations ``r`` that ``pattern`` finds to another node
+    ``m`` (``only``: their visibility condition), each with ``m``'s stored counts summed over
+    its visible rows (``counts``: their condition on ``s``): ``i, m.id, is PART_OF, titles,
+    mentions, edges``."""
+    return (
+        f"UNWIND $ids AS i MATCH {pattern} WHERE m.id <> i{only} "
+        f"OPTIONAL MATCH (s:{NAME_STAT_LABEL} {{node: m.id}}){counts} "
+        "WITH i, m, r, sum(s.titles) AS t, sum(s.mentions) AS mn, sum(s.edges) AS e "
+        "RETURN i, m.id, type(r) = 'PART_OF', t, mn, e"
+    )
+
+
+def postings_branch(chunk_text: str, only: str, passes: str | None) -> str:
+    """A :func:`~._cypher_per_value.rows_per_value` branch returning the postings of the
+    stored word token ``$value``: ``id, length, tf`` of each (visible: ``only``) chunk the
+    full-text query ``chunk_text`` (on ``$phrase``) finds, and ``passes`` (a filter's
+    condition) when given.
+
+    A word's count in a chunk is its places after a space in ``kb_lex`` (a token ends at its
+    only ``_``; ``$spaced`` is the token after a space), plus one if the chunk starts with
+    it: one split per posting, not a list of the chunk's every token. ``' ' + n.kb_lex``
+    would be simpler, but in FalkorDB 4 a string built from a property corrupts the
+    server's index list.
+    """
+    return (
+        f"{chunk_text.replace('$q', '$phrase')} WITH node AS n WHERE true{only} "
+        "RETURN {at} AS kb_at, n.id AS id, n.kb_len AS length, "
+        "size(split(n.kb_lex, $spaced)) - 1 + "
+        "CASE WHEN n.kb_lex STARTS WITH $value THEN 1 ELSE 0 END AS tf"
+        + (f", {passes} AS passes" if passes else "")  # each value costs parsing
     )
 
 

@@ -36,6 +36,8 @@ from llama_kb.stores._cypher_search_rows import (
     fact_query,
     filter_cypher,
     hub_branch,
+    links_with_counts,
+    postings_branch,
 )
 from llama_kb.stores._cypher_search_stats import ACCESS_LABEL, NAME_STAT_LABEL
 from llama_kb.stores.query_scope import once
@@ -72,9 +74,8 @@ class CypherSearchIndex(LexicalPruning):
 
     postings_budget = 2_000
     """Half of SQLite's: here each posting is a row sent to Python. At 30k passages on
-    FalkorDB this budget had recall@5 66.4 against 65.9 with SQLite's; it gives both shared
-    sets the same or higher recall (measured on SQLite, whose scores this index reproduces;
-    README, Scale)."""
+    FalkorDB, recall@5 66.4 against 65.9 with SQLite's; both shared sets the same or higher
+    (measured on SQLite, whose scores this index reproduces; README, Scale)."""
 
     def __init__(
         self,
@@ -196,16 +197,8 @@ class CypherSearchIndex(LexicalPruning):
             return []
         kept = self._kept(words, chunks)
         passes, params = filter_cypher(filters)
-        # A word's count in a chunk: its places after a space in `kb_lex` (a token ends at
-        # its only "_"), plus one if the chunk starts with it; one split per posting, not a
-        # list of the chunk's every token. (`' ' + n.kb_lex` would be simpler, but in
-        # FalkorDB 4 a string built from a property corrupts the server's index list.)
-        branch = (
-            f"{self._search.chunk_text.replace('$q', '$phrase')} WITH node AS n "
-            f"WHERE true{self._only('n')} RETURN {{at}} AS kb_at, n.id AS id, "
-            "n.kb_len AS length, size(split(n.kb_lex, $spaced)) - 1 + "
-            "CASE WHEN n.kb_lex STARTS WITH $value THEN 1 ELSE 0 END AS tf"
-            + (f", {passes} AS passes" if filters else "")  # each value costs parsing
+        branch = postings_branch(
+            self._search.chunk_text, self._only("n"), passes if filters else None
         )
         derived = {
             "phrase": lambda token: or_query([token], self._search.any_of),
@@ -352,15 +345,9 @@ class CypherSearchIndex(LexicalPruning):
         The same round trip reads the linked names' stored counts for :meth:`name_stats`
         (within one query, :mod:`.query_scope`): a walk asks for them next.
         """
-        where = "" if self.visible is None else " WHERE s.access IN $visible"
-        rows = self._each(
-            f"UNWIND $ids AS i MATCH {self._chunk}-[r:{_LINKS}]->(m) WHERE m.id <> i"
-            f"{self._only('r')} OPTIONAL MATCH (s:{NAME_STAT_LABEL} {{node: m.id}}){where} "
-            "WITH i, m, r, sum(s.titles) AS t, sum(s.mentions) AS mn, sum(s.edges) AS e "
-            "RETURN i, m.id, type(r) = 'PART_OF', t, mn, e",
-            chunk_ids,
-            "read links",
-        )
+        counts = "" if self.visible is None else " WHERE s.access IN $visible"
+        query = links_with_counts(f"{self._chunk}-[r:{_LINKS}]->(m)", self._only("r"), counts)
+        rows = self._each(query, chunk_ids, "read links")
         links: dict[str, list[tuple[str, bool]]] = {c: [] for c in chunk_ids}
         known = self._name_counts()
         for chunk_id, name, own, titles, mentions, edges in rows:
@@ -414,13 +401,12 @@ class CypherSearchIndex(LexicalPruning):
         missing = [n for n in dict.fromkeys(name_ids) if n not in known]
         if missing:
             where = "" if self.visible is None else " WHERE s.access IN $visible"
-            rows = self._each(
-                f"UNWIND $ids AS i MATCH (s:{NAME_STAT_LABEL} {{node: i}}){where} "
-                "WITH i, sum(s.titles) AS t, sum(s.mentions) AS m, sum(s.edges) AS e "
-                "WHERE e > 0 RETURN i, t, m",
-                missing,
-                "read name counts",
+            query = (
+                f"UNWIND $ids AS i MATCH (s:{NAME_STAT_LABEL} {{node: i}}){where} WITH i, "
+                "sum(s.titles) AS t, sum(s.mentions) AS m, sum(s.edges) AS e WHERE e > 0 "
+                "RETURN i, t, m"
             )
+            rows = self._each(query, missing, "read name counts")
             found = {str(i): NameStats(int(t), int(m)) for i, t, m in rows}
             known.update((n, found.get(n)) for n in missing)
         return {n: stats for n in dict.fromkeys(name_ids) if (stats := known[n]) is not None}
