@@ -15,6 +15,10 @@ FACT_RETURN = "n.id, " + ", ".join(f"n.{k}" for k in FACT_KEYS)
 """What a query returns for a fact node ``n``: its id and :data:`FACT_KEYS`."""
 
 
+_NAME_SUMS = "sum(s.titles) AS t, sum(s.mentions) AS mn, sum(s.edges) AS e"
+"""A name's stored counts (``s``) summed over its access keys."""
+
+
 def fact_query(by_key: str, fact: str, only: str) -> str:
     """Facts about the keys ``$keys`` (``by_key`` matches ``n`` for key ``k``; at most
     ``$per`` each, by id), then facts read from the documents ``$docs`` and the chunks
@@ -35,10 +39,10 @@ def fact_query(by_key: str, fact: str, only: str) -> str:
 
 def hub_branch(entity: str, only: str) -> str:
     """A :func:`~._cypher_per_value.rows_per_value` branch reading up to ``$cap`` chunks
-    that belong to the name ``entity`` matches (``n``, id ``$value``) and up to ``$cap``
-    that mention it (``only``: the visibility condition on the relation ``r``)."""
+    that belong to the name ``entity`` matches (``n`` with id ``i``, the branch's ``$value``)
+    and up to ``$cap`` that mention it (``only``: the visibility condition on ``r``)."""
     return " UNION ALL ".join(
-        f"MATCH {entity}<-[r:{types}]-(c) WHERE c.id <> $value{only} "
+        f"WITH $value AS i MATCH {entity}<-[r:{types}]-(c) WHERE c.id <> i{only} "
         f"RETURN {distinct}{{at}} AS kb_at, c.id AS id, {own} AS own LIMIT $cap"
         for types, distinct, own in (
             ("PART_OF", "", "true"),
@@ -55,8 +59,16 @@ def links_with_counts(pattern: str, only: str, counts: str) -> str:
     return (
         f"UNWIND $ids AS i MATCH {pattern} WHERE m.id <> i{only} "
         f"OPTIONAL MATCH (s:{NAME_STAT_LABEL} {{node: m.id}}){counts} "
-        "WITH i, m, r, sum(s.titles) AS t, sum(s.mentions) AS mn, sum(s.edges) AS e "
-        "RETURN i, m.id, type(r) = 'PART_OF', t, mn, e"
+        f"WITH i, m, r, {_NAME_SUMS} RETURN i, m.id, type(r) = 'PART_OF', t, mn, e"
+    )
+
+
+def name_counts_query(counts: str) -> str:
+    """For each name id ``i`` in ``$ids`` with visible relations: ``i, titles, mentions``
+    (its stored counts summed over its rows that pass ``counts``, a condition on ``s``)."""
+    return (
+        f"UNWIND $ids AS i MATCH (s:{NAME_STAT_LABEL} {{node: i}}){counts} "
+        f"WITH i, {_NAME_SUMS} WHERE e > 0 RETURN i, t, mn"
     )
 
 

@@ -37,6 +37,7 @@ from llama_kb.stores._cypher_search_rows import (
     filter_cypher,
     hub_branch,
     links_with_counts,
+    name_counts_query,
     postings_branch,
 )
 from llama_kb.stores._cypher_search_stats import ACCESS_LABEL, NAME_STAT_LABEL
@@ -345,8 +346,8 @@ class CypherSearchIndex(LexicalPruning):
         The same round trip reads the linked names' stored counts for :meth:`name_stats`
         (within one query, :mod:`.query_scope`): a walk asks for them next.
         """
-        counts = "" if self.visible is None else " WHERE s.access IN $visible"
-        query = links_with_counts(f"{self._chunk}-[r:{_LINKS}]->(m)", self._only("r"), counts)
+        pattern = f"{self._chunk}-[r:{_LINKS}]->(m)"
+        query = links_with_counts(pattern, self._only("r"), self._visible_counts())
         rows = self._each(query, chunk_ids, "read links")
         links: dict[str, list[tuple[str, bool]]] = {c: [] for c in chunk_ids}
         known = self._name_counts()
@@ -387,7 +388,7 @@ class CypherSearchIndex(LexicalPruning):
 
     def _hub_links(self, hubs: Sequence[str], cap: int) -> dict[str, list[tuple[str, bool]]]:
         """Hub -> its first ``cap`` chunks, own first: at most ``cap`` of each kind read."""
-        branch = hub_branch(self._entity.replace("{id: i}", "{id: $value}"), self._only("r"))
+        branch = hub_branch(self._entity, self._only("r"))
         rows = rows_per_value(self._query, branch, hubs, "read name links", {"cap": cap})
         return {
             hub: [(str(c), bool(own)) for c, own in sorted(found, key=lambda r: not r[1])][:cap]
@@ -400,16 +401,15 @@ class CypherSearchIndex(LexicalPruning):
         known = self._name_counts()
         missing = [n for n in dict.fromkeys(name_ids) if n not in known]
         if missing:
-            where = "" if self.visible is None else " WHERE s.access IN $visible"
-            query = (
-                f"UNWIND $ids AS i MATCH (s:{NAME_STAT_LABEL} {{node: i}}){where} WITH i, "
-                "sum(s.titles) AS t, sum(s.mentions) AS m, sum(s.edges) AS e WHERE e > 0 "
-                "RETURN i, t, m"
-            )
+            query = name_counts_query(self._visible_counts())
             rows = self._each(query, missing, "read name counts")
             found = {str(i): NameStats(int(t), int(m)) for i, t, m in rows}
             known.update((n, found.get(n)) for n in missing)
         return {n: stats for n in dict.fromkeys(name_ids) if (stats := known[n]) is not None}
+
+    def _visible_counts(self) -> str:
+        """`` WHERE`` condition keeping the stored name counts (alias ``s``) of visible keys."""
+        return "" if self.visible is None else " WHERE s.access IN $visible"
 
     def _name_counts(self) -> dict[str, NameStats | None]:
         """Name id -> stored counts (``None``: no visible relation) read so far in this
