@@ -9,7 +9,7 @@ Values travel as parameters; only branch positions are written into the query te
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 BRANCHES = 32
@@ -38,10 +38,21 @@ def rows_per_value(
         derived: More parameters of a branch, each computed from its value (a parameter,
             never query text: FalkorDB's client writes parameters ahead of the query).
     """
+    found: dict[str, list[list[Any]]] = {value: [] for value in dict.fromkeys(values)}
+    for part, query, own in unions(branch, values, derived):
+        for row in run(query, {**params, **own}, action):
+            found[part[int(row[0])]].append(list(row[1:]))
+    return found
+
+
+def unions(
+    branch: str, values: Sequence[str], derived: Mapping[str, Callable[[str], Any]] | None = None
+) -> Iterator[tuple[list[str], str, dict[str, Any]]]:
+    """``(values, query, their parameters)`` for each group of at most ``BRANCHES`` distinct
+    ``values``: the ``UNION ALL`` of ``branch`` for each (see :func:`rows_per_value`)."""
     per_branch: dict[str, Callable[[str], Any]] = {"value": str, **(derived or {})}
     names = re.compile(r"\$(" + "|".join(map(re.escape, per_branch)) + r")\b")
     unique = list(dict.fromkeys(values))
-    found: dict[str, list[list[Any]]] = {value: [] for value in unique}
     for start in range(0, len(unique), BRANCHES):
         part = unique[start : start + BRANCHES]
         query = " UNION ALL ".join(
@@ -50,6 +61,4 @@ def rows_per_value(
         own = {
             f"{name}{i}": make(v) for i, v in enumerate(part) for name, make in per_branch.items()
         }
-        for row in run(query, {**params, **own}, action):
-            found[part[int(row[0])]].append(list(row[1:]))
-    return found
+        yield part, query, own

@@ -72,11 +72,11 @@ def name_counts_query(counts: str) -> str:
     )
 
 
-def postings_branch(chunk_text: str, only: str, passes: str | None) -> str:
-    """A :func:`~._cypher_per_value.rows_per_value` branch returning the postings of the
-    stored word token ``$value``: ``id, length, tf`` of each (visible: ``only``) chunk the
-    full-text query ``chunk_text`` (on ``$phrase``) finds, and ``passes`` (a filter's
-    condition) when given.
+def scored_postings_branch(chunk_text: str, only: str, passes: str | None) -> str:
+    """A :func:`~._cypher_per_value.unions` branch returning ``id, score``: each (visible:
+    ``only``; passing a filter: ``passes``) chunk the full-text query ``chunk_text`` (on
+    ``$phrase``) finds for the stored word token ``$value``, with the word's BM25 share
+    (``$idf``, ``$k1``, ``$b``, ``$average``: FTS5's formula, as :mod:`._sqlite_bm25`).
 
     A word's count in a chunk is its places after a space in ``kb_lex`` (a token ends at its
     only ``_``; ``$spaced`` is the token after a space), plus one if the chunk starts with
@@ -84,12 +84,23 @@ def postings_branch(chunk_text: str, only: str, passes: str | None) -> str:
     would be simpler, but in FalkorDB 4 a string built from a property corrupts the
     server's index list.
     """
+    condition = f" AND {passes}" if passes else ""
     return (
-        f"{chunk_text.replace('$q', '$phrase')} WITH node AS n WHERE true{only} "
-        "RETURN {at} AS kb_at, n.id AS id, n.kb_len AS length, "
-        "size(split(n.kb_lex, $spaced)) - 1 + "
-        "CASE WHEN n.kb_lex STARTS WITH $value THEN 1 ELSE 0 END AS tf"
-        + (f", {passes} AS passes" if passes else "")  # each value costs parsing
+        f"{chunk_text.replace('$q', '$phrase')} WITH node AS n WHERE true{only}{condition} "
+        "WITH n, size(split(n.kb_lex, $spaced)) - 1 + "
+        "CASE WHEN n.kb_lex STARTS WITH $value THEN 1 ELSE 0 END AS tf "
+        "RETURN n.id AS id, $idf * tf * ($k1 + 1.0) / "
+        "(tf + $k1 * (1.0 - $b + $b * coalesce(n.kb_len, 0) / $average)) AS score"
+    )
+
+
+def summed(union: str, limited: bool) -> str:
+    """The chunks of ``union`` (rows ``id, score``) with their scores summed, best first
+    (ties by id), the ``$k`` best when ``limited``."""
+    limit = " LIMIT $k" if limited else ""
+    return (
+        f"CALL {{ {union} }} WITH id, sum(score) AS score "
+        f"RETURN id, score ORDER BY score DESC, id{limit}"
     )
 
 

@@ -79,22 +79,25 @@ def visible_df(conn: sqlite3.Connection, word: str, visible: Sequence[str]) -> i
     return int(row[0])
 
 
+def idf(found: int, chunks: int) -> float:
+    """FTS5's inverse document frequency of a word ``found`` in that many of ``chunks``."""
+    value = math.log((chunks - found + 0.5) / (found + 0.5))
+    return value if value > 0.0 else IDF_FLOOR
+
+
 def scores(lists: Sequence[Postings[K]], chunks: int, tokens: int) -> dict[K, float]:
     """Chunk -> BM25 score over the posting ``lists`` (one per query word, in order)."""
     if not chunks:
         return {}
     average = tokens / chunks
-    idfs = []
-    for found in lists:
-        idf = math.log((chunks - len(found) + 0.5) / (len(found) + 0.5))
-        idfs.append(idf if idf > 0.0 else IDF_FLOOR)
+    idfs = [idf(len(found), chunks) for found in lists]
     rows = {key: (chunk, size) for found in lists for key, (chunk, _, size) in found.items()}
     result: dict[K, float] = {}
     for key, (chunk, size) in rows.items():
         total = 0.0
-        for idf, found in zip(idfs, lists, strict=True):
+        for weight, found in zip(idfs, lists, strict=True):
             tf = found[key][1] if key in found else 0
-            total += idf * ((tf * (K1 + 1.0)) / (tf + K1 * (1 - B + B * size / average)))
+            total += weight * ((tf * (K1 + 1.0)) / (tf + K1 * (1 - B + B * size / average)))
         result[chunk] = total
     return result
 

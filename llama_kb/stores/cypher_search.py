@@ -13,14 +13,14 @@ query parameter and counts over them only.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Hashable, Sequence
+from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, Any
 
 from llama_kb.access import PUBLIC
 from llama_kb.lru import LRU
 from llama_kb.stores import _sqlite_bm25 as bm25
 from llama_kb.stores._cypher_base import CHUNK_LABEL, ENTITY_LABEL, kb_label
-from llama_kb.stores._cypher_per_value import rows_per_value
+from llama_kb.stores._cypher_per_value import rows_per_value, unions
 from llama_kb.stores._cypher_search_dialect import FALKORDB_SEARCH, NEO4J_SEARCH, SearchDialect
 from llama_kb.stores._cypher_search_props import (
     gram_tokens,
@@ -38,7 +38,8 @@ from llama_kb.stores._cypher_search_rows import (
     hub_branch,
     links_with_counts,
     name_counts_query,
-    postings_branch,
+    scored_postings_branch,
+    summed,
 )
 from llama_kb.stores._cypher_search_stats import ACCESS_LABEL, NAME_STAT_LABEL
 from llama_kb.stores.query_scope import once
@@ -185,8 +186,8 @@ class CypherSearchIndex(LexicalPruning):
 
         Words found in more than ``common_share`` of the chunks are skipped (the rarest
         ``keep_rarest`` are always kept); counting a word stops there, so a common word costs
-        at most that many index entries. Each kept word's postings come back as
-        ``(chunk, length, count)`` rows, counted by the server. Filters narrow the result,
+        at most that many index entries. The server scores each kept word's postings and
+        sums them per chunk, and sends back the ``k`` best only. Filters narrow the result,
         not the statistics.
         """
         words = list(dict.fromkeys(w for t in terms for w in lexical_words(t)))
@@ -196,39 +197,38 @@ class CypherSearchIndex(LexicalPruning):
         chunks, tokens = sum(int(r[1]) for r in rows), sum(int(r[2]) for r in rows)
         if not chunks:
             return []
-        kept = self._kept(words, chunks)
+        kept, df = self._kept(words, chunks)
         passes, params = filter_cypher(filters)
-        branch = postings_branch(
+        branch = scored_postings_branch(
             self._search.chunk_text, self._only("n"), passes if filters else None
         )
+        idf = {word_token(w): bm25.idf(df[w], chunks) for w in kept}
         derived = {
             "phrase": lambda token: or_query([token], self._search.any_of),
             "spaced": lambda token: " " + token,
+            "idf": idf.__getitem__,
         }
-        tokens_of = {word_token(w): w for w in kept}
-        found = rows_per_value(
-            self._query, branch, list(tokens_of), "lexical search", params, derived
-        )
-        lists: list[dict[Hashable, tuple[str, int, int]]] = [
-            {str(r[0]): (str(r[0]), int(r[2]), int(r[1] or 0)) for r in found[token]}
-            for token in tokens_of
-        ]
-        scored = bm25.scores(lists, chunks, tokens)
-        if filters:
-            allowed = {str(r[0]) for postings in found.values() for r in postings if r[3]}
-            scored = {c: score for c, score in scored.items() if c in allowed}
+        params |= {"k": k, "k1": bm25.K1, "b": bm25.B, "average": tokens / chunks}
+        groups = list(unions(branch, list(idf), derived))
+        scored: dict[str, float] = {}
+        for _, union, own in groups:  # one group unless a query keeps over BRANCHES words
+            for chunk, score in self._query(
+                summed(union, len(groups) == 1), params | own, "lexical search"
+            ):
+                scored[str(chunk)] = scored.get(str(chunk), 0.0) + float(score)
         return sorted(scored.items(), key=lambda x: (-x[1], x[0]))[:k]
 
-    def _kept(self, words: list[str], chunks: int) -> list[str]:
-        """``words`` without the common ones (see :meth:`lexical`)."""
+    def _kept(self, words: list[str], chunks: int) -> tuple[list[str], dict[str, int]]:
+        """``words`` without the common ones (see :meth:`lexical`), and the visible chunks
+        holding each (exact for the words kept)."""
         if self.common_share >= 1.0:
-            return words
+            return words, self._df(words, None)
         ceiling = self.ceiling(chunks)
         df = self._df(words, int(ceiling) + 1)
         common = [w for w in words if df[w] > ceiling]
         if len(words) - len(common) < self.keep_rarest and common:
             df.update(self._df(common, None))  # the rarest of the common ones: exact counts
-        return self.informative(words, df, chunks)
+        return self.informative(words, df, chunks), df
 
     def _df(self, words: list[str], cap: int | None) -> dict[str, int]:
         """Visible chunks holding each word, counted up to ``cap``; every word not counted
