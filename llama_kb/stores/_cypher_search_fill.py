@@ -57,6 +57,7 @@ def fill_search(store: CypherReads) -> None:
                 action="fill the search index",
             )
         _recount(store, [n.id for n in nodes if n.label == gm.CHUNK])
+        store._bump()  # what readers keep per revision (counts, words) is read again
     store._query(
         f"MERGE (m:{META_LABEL} {{key: 'search'}}) SET m.value = $version",
         {"version": SEARCH_VERSION},

@@ -62,7 +62,7 @@ from llama_kb.stores._cypher_search_stats import (
     chunk_deltas,
     relation_deltas,
 )
-from llama_kb.stores.cypher_search import WORD_COUNTS, CypherSearchIndex
+from llama_kb.stores.cypher_search import STORE_READS, WORD_COUNTS, CypherSearchIndex
 
 __all__ = [
     "CHUNK_LABEL",
@@ -101,9 +101,10 @@ class CypherGraphStoreMixin(CypherReads):
     @property
     def search_index(self) -> CypherSearchIndex:
         """Bounded lookups for retrieval (full-text, names, neighbourhoods, facts)."""
-        if getattr(self, "_word_counts", None) is None:
-            self._word_counts = LRU[int](WORD_COUNTS)  # shared by every index of this store
-        return CypherSearchIndex(self, word_counts=self._word_counts)
+        if getattr(self, "_word_counts", None) is None:  # shared by every index of this store
+            self._word_counts = LRU[int](WORD_COUNTS)
+            self._store_reads = LRU[list[list[Any]]](STORE_READS)
+        return CypherSearchIndex(self, word_counts=self._word_counts, store_reads=self._store_reads)
 
     # -- KBGraphStore: writes ---------------------------------------------------------
 

@@ -13,7 +13,7 @@ query parameter and counts over them only.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import TYPE_CHECKING, Any
 
 from llama_kb.access import PUBLIC
@@ -62,6 +62,8 @@ WORD_COUNTS = 50_000
 """Query words (and, for restricted views, name trigrams) whose counts a store keeps, per
 revision and view (least recently used first out): a word counted at the current revision is
 not asked again."""
+STORE_READS = 8
+"""Whole-store reads a store keeps (two per revision: the latest revisions' stay)."""
 
 
 class CypherSearchIndex(LexicalPruning):
@@ -72,6 +74,8 @@ class CypherSearchIndex(LexicalPruning):
         visible: Only records with these access keys (and names reached through them);
             ``None``: everything.
         word_counts: Lexical statistics of earlier queries, shared by the views of one store.
+        store_reads: Whole-store reads (access counts, relation types) by store revision,
+            shared likewise.
     """
 
     postings_budget = 2_000
@@ -84,10 +88,12 @@ class CypherSearchIndex(LexicalPruning):
         store: CypherReads,
         visible: frozenset[str] | None = None,
         word_counts: LRU[int] | None = None,
+        store_reads: LRU[list[list[Any]]] | None = None,
     ) -> None:
         self._store = store
         self.visible = visible
         self._word_counts = word_counts if word_counts is not None else LRU(WORD_COUNTS)
+        self._store_reads = store_reads if store_reads is not None else LRU(STORE_READS)
         self._keys = sorted(visible) if visible is not None else []
         self._view = None if visible is None else tuple(self._keys)
         self._search: SearchDialect = (
@@ -129,8 +135,8 @@ class CypherSearchIndex(LexicalPruning):
 
     def _access_rows(self, everything: bool = False) -> list[list[Any]]:
         """``[access, chunks, tokens, relations, fields]`` per access key (read once per
-        query, :mod:`.query_scope`); only the visible keys unless ``everything``."""
-        rows = once((id(self._store), "search counts"), self._read_access_rows)
+        store revision); only the visible keys unless ``everything``."""
+        rows = self._per_revision("search counts", self._read_access_rows)
         if self.visible is None or everything:
             return rows
         return [r for r in rows if r[0] in self.visible]
@@ -156,7 +162,7 @@ class CypherSearchIndex(LexicalPruning):
 
     def scoped(self, visible: frozenset[str] | None) -> CypherSearchIndex:
         """This index restricted to records with access keys in ``visible``."""
-        return CypherSearchIndex(self._store, visible, self._word_counts)
+        return CypherSearchIndex(self._store, visible, self._word_counts, self._store_reads)
 
     def chunk_count(self) -> int:
         """Number of stored (visible) chunks (a stored count)."""
@@ -165,8 +171,8 @@ class CypherSearchIndex(LexicalPruning):
     def has_relations_besides(self, types: Collection[str]) -> bool:
         """Whether a relation type outside ``types`` is in the graph's schema (whatever the
         view; a type whose relations were all deleted may still count: ``True`` is safe)."""
-        rows = once(
-            (id(self._store), "relation types"),
+        rows = self._per_revision(
+            "relation types",
             lambda: self._query(
                 "CALL db.relationshipTypes() YIELD relationshipType RETURN relationshipType",
                 {},
@@ -248,6 +254,15 @@ class CypherSearchIndex(LexicalPruning):
             return {w: int(rows[t][0][0]) if rows[t] else 0 for w, t in tokens.items()}
 
         return cached_counts(self._word_counts, (self._revision(), self._view, cap), words, count)
+
+    def _per_revision(self, what: str, read: Callable[[], list[list[Any]]]) -> list[list[Any]]:
+        """The rows of a whole-store ``read`` (``what``), read once per store revision."""
+        key = (self._revision(), what)
+        rows = self._store_reads.get(key)
+        if rows is None:
+            rows = read()
+            self._store_reads.put(key, rows)
+        return rows
 
     def _revision(self) -> int:
         return once((id(self._store), "revision"), lambda: self._store.revision)

@@ -355,7 +355,9 @@ def test_one_query_reads_the_stored_counts_once_and_sees_a_write_in_the_next(sto
     assert before == (150, 150, frozenset({"public", "user:bob"}))
     assert index.scoped(PUBLIC_ONLY).chunk_count() == 60
     assert index.chunk_count() == 150
-    assert sent.count("read search counts") == 3  # outside a query, each call reads
+    # outside a query each call asks the revision; the counts are kept for it
+    assert sent.count("read the revision counter") == 3
+    assert sent.count("read search counts") == 1
     late = ChunkNode(text="falcon", id_="late", properties={"doc_id": "late", "access": "public"})
     falkor.upsert_nodes([late])
     with one_query():
@@ -378,6 +380,22 @@ def test_word_counts_are_asked_once_per_revision_and_again_after_a_write(stores)
     assert sent.count("lexical statistics") > asked
     assert _scores(after) == _scores(sqlite.search_index.lexical(terms, 10))
     assert after[0][0] == "q-1"
+
+
+def test_whole_store_counts_are_read_once_per_revision_and_again_after_a_write(stores) -> None:
+    sqlite, falkor = stores
+    sent = _record_actions(falkor)
+    whole = ("read search counts", "read relation types")
+    for index in (falkor.search_index, falkor.search_index.scoped(PUBLIC_ONLY)):
+        assert index.chunk_count() and index.has_relations_besides({"PART_OF"})
+    assert [sent.count(action) for action in whole] == [1, 1]
+    before = falkor.search_index.chunk_count()
+    extra = ChunkNode(text="quasar heron", id_="extra-1", properties={"doc_id": "extra"})
+    for store in (sqlite, falkor):
+        store.upsert_nodes([extra])
+    assert falkor.search_index.chunk_count() == before + 1 == sqlite.search_index.chunk_count()
+    assert falkor.search_index.has_relations_besides({"PART_OF"})
+    assert [sent.count(action) for action in whole] == [2, 2]
 
 
 def test_more_words_than_one_query_holds_are_counted_in_a_few_round_trips(stores) -> None:
