@@ -15,6 +15,9 @@ FACT_RETURN = "n.id, " + ", ".join(f"n.{k}" for k in FACT_KEYS)
 """What a query returns for a fact node ``n``: its id and :data:`FACT_KEYS`."""
 
 
+LINKS = "PART_OF|MENTIONS|LINKS_TO"
+"""The relation types a walk follows between chunks and names."""
+
 _NAME_SUMS = "sum(s.titles) AS t, sum(s.mentions) AS mn, sum(s.edges) AS e"
 """A name's stored counts (``s``) summed over its access keys."""
 
@@ -37,13 +40,24 @@ def fact_query(by_key: str, fact: str, only: str) -> str:
     return " UNION ALL ".join(parts)
 
 
+def name_links_query(entity: str, only: str) -> str:
+    """For each name id ``i`` in ``$ids`` (``entity`` matches ``n`` with id ``i``): every
+    chunk linked to it (``only``: the visibility condition on ``r``), as ``name, id, own``
+    rows (``own``: the chunk belongs to the name)."""
+    return (
+        f"UNWIND $ids AS i MATCH {entity}<-[r:{LINKS}]-(c) "
+        f"WHERE c.id <> i{only} RETURN i AS name, c.id AS id, type(r) = 'PART_OF' AS own"
+    )
+
+
 def hub_branch(entity: str, only: str) -> str:
-    """A :func:`~._cypher_per_value.rows_per_value` branch reading up to ``$cap`` chunks
-    that belong to the name ``entity`` matches (``n`` with id ``i``, the branch's ``$value``)
-    and up to ``$cap`` that mention it (``only``: the visibility condition on ``r``)."""
+    """A :func:`~._cypher_per_value.unions` branch reading up to ``$cap`` chunks that
+    belong to the name ``entity`` matches (``n`` with id ``i``, the branch's ``$value``) and
+    up to ``$cap`` that mention it (``only``: the visibility condition on ``r``), as
+    :func:`name_links_query` rows."""
     return " UNION ALL ".join(
         f"WITH $value AS i MATCH {entity}<-[r:{types}]-(c) WHERE c.id <> i{only} "
-        f"RETURN {distinct}{{at}} AS kb_at, c.id AS id, {own} AS own LIMIT $cap"
+        f"RETURN {distinct}i AS name, c.id AS id, {own} AS own LIMIT $cap"
         for types, distinct, own in (
             ("PART_OF", "", "true"),
             ("MENTIONS|LINKS_TO", "DISTINCT ", "false"),

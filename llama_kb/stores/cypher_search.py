@@ -14,6 +14,7 @@ query parameter and counts over them only.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
+from itertools import zip_longest
 from typing import TYPE_CHECKING, Any
 
 from llama_kb.access import PUBLIC
@@ -31,6 +32,7 @@ from llama_kb.stores._cypher_search_props import (
     word_token,
 )
 from llama_kb.stores._cypher_search_rows import (
+    LINKS,
     add_facts,
     chunk_metadata,
     fact_query,
@@ -38,6 +40,7 @@ from llama_kb.stores._cypher_search_rows import (
     hub_branch,
     links_with_counts,
     name_counts_query,
+    name_links_query,
     scored_postings_branch,
     summed,
 )
@@ -55,7 +58,6 @@ from llama_kb.stores.search import (
 if TYPE_CHECKING:
     from llama_kb.stores._cypher_reads import CypherReads
 
-_LINKS = "PART_OF|MENTIONS|LINKS_TO"
 _ACCESS = f"coalesce({{row}}.access, '{PUBLIC}')"
 _BATCH = 500
 WORD_COUNTS = 50_000
@@ -361,7 +363,7 @@ class CypherSearchIndex(LexicalPruning):
         The same round trip reads the linked names' stored counts for :meth:`name_stats`
         (within one query, :mod:`.query_scope`): a walk asks for them next.
         """
-        pattern = f"{self._chunk}-[r:{_LINKS}]->(m)"
+        pattern = f"{self._chunk}-[r:{LINKS}]->(m)"
         query = links_with_counts(pattern, self._only("r"), self._visible_counts())
         rows = self._each(query, chunk_ids, "read links")
         links: dict[str, list[tuple[str, bool]]] = {c: [] for c in chunk_ids}
@@ -372,43 +374,33 @@ class CypherSearchIndex(LexicalPruning):
                 known[str(name)] = NameStats(int(titles), int(mentions)) if edges else None
         return links
 
-    def _links(self, ids: Sequence[str], pattern: str) -> list[tuple[str, str, bool]]:
-        """``(i, m.id, is PART_OF)`` of the visible link relations ``r`` that ``pattern``
-        finds from each ``i`` in ``ids`` to another node ``m``."""
-        rows = self._each(
-            f"UNWIND $ids AS i MATCH {pattern} WHERE m.id <> i{self._only('r')} "
-            "RETURN i, m.id, type(r) = 'PART_OF'",
-            ids,
-            "read links",
-        )
-        return [(str(a), str(b), bool(own)) for a, b, own in rows]
-
     def name_links(self, name_ids: Sequence[str], cap: int) -> dict[str, list[tuple[str, bool]]]:
         """Name id -> up to ``cap`` chunks, its own (``PART_OF``) first, then mentions.
 
-        Names whose stored totals fit in ``cap`` are read in one query; only hubs are read
-        one by one, each stopping at ``cap``.
+        Names whose stored totals fit in ``cap`` are read whole, each hub stops at ``cap``
+        chunks of each kind; both kinds share a round trip.
         """
         names = list(dict.fromkeys(name_ids))
         stats = self.name_stats(names)
         small = [n for n in names if n in stats and stats[n].titles + stats[n].mentions <= cap]
+        hubs = [n for n in names if n in stats and n not in set(small)]
+        batches = [small[start : start + _BATCH] for start in range(0, len(small), _BATCH)]
+        groups = unions(hub_branch(self._entity, self._only("r")), hubs)
         links: dict[str, list[tuple[str, bool]]] = {n: [] for n in names}
-        for name, chunk_id, own in self._links(small, f"{self._entity}<-[r:{_LINKS}]-(m)"):
-            links[name].append((chunk_id, own))
+        for batch, group in zip_longest(batches, groups):
+            parts, params = [], {"cap": cap, "ids": batch or []}
+            if batch:
+                parts.append(name_links_query(self._entity, self._only("r")))
+            if group:
+                parts.append(group[1])
+                params |= group[2]
+            for name, chunk_id, own in self._query(" UNION ALL ".join(parts), params, "read links"):
+                links[str(name)].append((str(chunk_id), bool(own)))
         for name in small:
             links[name].sort(key=lambda link: (not link[1], link[0]))
-        hubs = [n for n in names if n in stats and n not in set(small)]
-        links.update(self._hub_links(hubs, cap))
+        for hub in hubs:  # own first (in the server's order), then mentions
+            links[hub] = sorted(links[hub], key=lambda link: not link[1])[:cap]
         return links
-
-    def _hub_links(self, hubs: Sequence[str], cap: int) -> dict[str, list[tuple[str, bool]]]:
-        """Hub -> its first ``cap`` chunks, own first: at most ``cap`` of each kind read."""
-        branch = hub_branch(self._entity, self._only("r"))
-        rows = rows_per_value(self._query, branch, hubs, "read name links", {"cap": cap})
-        return {
-            hub: [(str(c), bool(own)) for c, own in sorted(found, key=lambda r: not r[1])][:cap]
-            for hub, found in rows.items()
-        }
 
     def name_stats(self, name_ids: Sequence[str]) -> dict[str, NameStats]:
         """Name id -> chunks that belong to / mention it (stored counts, per access key;

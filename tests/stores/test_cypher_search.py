@@ -189,6 +189,23 @@ def test_a_hub_is_read_up_to_the_cap_its_own_chunks_first(stores) -> None:
     assert all(c.startswith("public-") and not own for c, own in public["entity:falcon"])
 
 
+def test_small_names_and_hubs_are_read_in_one_round_trip(stores) -> None:
+    sqlite, falkor = stores
+    names = ["entity:falcon", "entity:heron-robot", "entity:lyon-city", "nothing"]
+    totals = {n: s.titles + s.mentions for n, s in falkor.search_index.name_stats(names).items()}
+    cap = 8
+    assert totals == {"entity:falcon": 70, "entity:heron-robot": 5}  # a hub and a small name
+    sent = _record_actions(falkor)
+    got = falkor.search_index.name_links(names, cap)
+    assert sent.count("read links") == 1  # the small name and the hub together
+    want = sqlite.search_index.name_links(names, cap)
+    for name, total in totals.items():
+        assert len(got[name]) == min(total, cap)
+        if total <= cap:
+            assert got[name] == want[name]
+    assert got["nothing"] == want["nothing"] == []
+
+
 @pytest.mark.slow
 def test_a_hub_with_10k_edges_is_counted_and_capped_inside_the_server(stores) -> None:
     _, falkor = stores
