@@ -53,6 +53,7 @@ from llama_kb.stores._cypher_base import (
     weighted,
 )
 from llama_kb.stores._cypher_reads import CypherReads
+from llama_kb.stores._cypher_search_base import STORE_READS, WORD_COUNTS
 from llama_kb.stores._cypher_search_fill import fill_search
 from llama_kb.stores._cypher_search_props import node_properties
 from llama_kb.stores._cypher_search_stats import (
@@ -62,7 +63,7 @@ from llama_kb.stores._cypher_search_stats import (
     chunk_deltas,
     relation_deltas,
 )
-from llama_kb.stores.cypher_search import STORE_READS, WORD_COUNTS, CypherSearchIndex
+from llama_kb.stores.cypher_search import CypherSearchIndex
 
 __all__ = [
     "CHUNK_LABEL",

@@ -13,16 +13,14 @@ query parameter and counts over them only.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Sequence
 from itertools import zip_longest
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from llama_kb.access import PUBLIC
-from llama_kb.lru import LRU
 from llama_kb.stores import _sqlite_bm25 as bm25
-from llama_kb.stores._cypher_base import CHUNK_LABEL, ENTITY_LABEL, kb_label
+from llama_kb.stores._cypher_base import kb_label
 from llama_kb.stores._cypher_per_value import rows_per_value, unions
-from llama_kb.stores._cypher_search_dialect import FALKORDB_SEARCH, NEO4J_SEARCH, SearchDialect
+from llama_kb.stores._cypher_search_base import BATCH, CypherSearchBase
 from llama_kb.stores._cypher_search_props import (
     gram_tokens,
     lexical_words,
@@ -44,148 +42,28 @@ from llama_kb.stores._cypher_search_rows import (
     scored_postings_branch,
     summed,
 )
-from llama_kb.stores._cypher_search_stats import ACCESS_LABEL, NAME_STAT_LABEL
 from llama_kb.stores.query_scope import once
 from llama_kb.stores.search import (
     Filters,
-    LexicalPruning,
     NameForm,
     NameStats,
     by_shared_grams,
     cached_counts,
 )
 
-if TYPE_CHECKING:
-    from llama_kb.stores._cypher_reads import CypherReads
 
-_ACCESS = f"coalesce({{row}}.access, '{PUBLIC}')"
-_BATCH = 500
-WORD_COUNTS = 50_000
-"""Query words (and, for restricted views, name trigrams) whose counts a store keeps, per
-revision and view (least recently used first out): a word counted at the current revision is
-not asked again."""
-STORE_READS = 8
-"""Whole-store reads a store keeps (two per revision: the latest revisions' stay)."""
-
-
-class CypherSearchIndex(LexicalPruning):
-    """Bounded query-time lookups over one Cypher graph store.
-
-    Args:
-        store: The graph store (its query runner and dialect).
-        visible: Only records with these access keys (and names reached through them);
-            ``None``: everything.
-        word_counts: Lexical statistics of earlier queries, shared by the views of one store.
-        store_reads: Whole-store reads (access counts, relation types) by store revision,
-            shared likewise.
-    """
+class CypherSearchIndex(CypherSearchBase):
+    """Bounded query-time lookups over one Cypher graph store (arguments:
+    :class:`~._cypher_search_base.CypherSearchBase`)."""
 
     postings_budget = 2_000
     """Half of SQLite's: here each posting is a row sent to Python. At 30k passages on
     FalkorDB, recall@5 66.4 against 65.9 with SQLite's; both shared sets the same or higher
     (measured on SQLite, whose scores this index reproduces; README, Scale)."""
 
-    def __init__(
-        self,
-        store: CypherReads,
-        visible: frozenset[str] | None = None,
-        word_counts: LRU[int] | None = None,
-        store_reads: LRU[list[list[Any]]] | None = None,
-    ) -> None:
-        self._store = store
-        self.visible = visible
-        self._word_counts = word_counts if word_counts is not None else LRU(WORD_COUNTS)
-        self._store_reads = store_reads if store_reads is not None else LRU(STORE_READS)
-        self._keys = sorted(visible) if visible is not None else []
-        self._view = None if visible is None else tuple(self._keys)
-        self._search: SearchDialect = (
-            NEO4J_SEARCH if store.dialect.name == "neo4j" else FALKORDB_SEARCH
-        )
-        scope = store.dialect.any_node
-        self._chunk = f"(n{scope}:{CHUNK_LABEL} {{id: i}})"
-        self._entity = f"(n{scope}:{ENTITY_LABEL} {{id: i}})"
-        self._fact = f"(n{scope}:fact)"
-
-    # -- plumbing ---------------------------------------------------------------------
-
-    def _query(self, query: str, params: dict[str, Any], action: str) -> list[list[Any]]:
-        return self._store._query(query, {**params, "visible": self._keys}, action=action)
-
-    def _each(
-        self, query: str, values: Sequence[str], action: str, **params: Any
-    ) -> list[list[Any]]:
-        """Rows of ``query`` run over ``values`` (unique, as ``$ids``) in batches."""
-        rows: list[list[Any]] = []
-        unique = list(dict.fromkeys(values))
-        for start in range(0, len(unique), _BATCH):
-            batch = unique[start : start + _BATCH]
-            rows.extend(self._query(query, {**params, "ids": batch}, action))
-        return rows
-
-    def _only(self, row: str) -> str:
-        """`` AND`` condition keeping visible records of alias ``row``."""
-        return "" if self.visible is None else f" AND {_ACCESS.format(row=row)} IN $visible"
-
-    def _named(self, row: str) -> str:
-        """Clause keeping names (alias ``row``) a visible relation touches."""
-        if self.visible is None:
-            return ""
-        return (
-            f" MATCH (s:{NAME_STAT_LABEL} {{node: {row}.id}}) "
-            "WHERE s.access IN $visible AND s.edges > 0"
-        )
-
-    def _access_rows(self, everything: bool = False) -> list[list[Any]]:
-        """``[access, chunks, tokens, relations, fields]`` per access key (read once per
-        store revision); only the visible keys unless ``everything``."""
-        rows = self._per_revision("search counts", self._read_access_rows)
-        if self.visible is None or everything:
-            return rows
-        return [r for r in rows if r[0] in self.visible]
-
-    def _read_access_rows(self) -> list[list[Any]]:
-        return self._query(
-            f"MATCH (s:{ACCESS_LABEL}) RETURN s.access, s.chunks, s.tokens, s.relations, s.fields",
-            {},
-            "read search counts",
-        )
-
-    # -- SearchIndex ------------------------------------------------------------------
-
-    @property
-    def revision(self) -> int:
-        """The store's write counter."""
-        return self._store.revision
-
-    def access_keys(self) -> frozenset[str]:
-        """Access keys of the stored chunks and relations (all of them, in a view too)."""
-        rows = self._access_rows(everything=True)
-        return frozenset(str(r[0]) for r in rows if r[1] > 0 or r[3] > 0)
-
     def scoped(self, visible: frozenset[str] | None) -> CypherSearchIndex:
         """This index restricted to records with access keys in ``visible``."""
         return CypherSearchIndex(self._store, visible, self._word_counts, self._store_reads)
-
-    def chunk_count(self) -> int:
-        """Number of stored (visible) chunks (a stored count)."""
-        return sum(int(r[1]) for r in self._access_rows())
-
-    def has_relations_besides(self, types: Collection[str]) -> bool:
-        """Whether a relation type outside ``types`` is in the graph's schema (whatever the
-        view; a type whose relations were all deleted may still count: ``True`` is safe)."""
-        rows = self._per_revision(
-            "relation types",
-            lambda: self._query(
-                "CALL db.relationshipTypes() YIELD relationshipType RETURN relationshipType",
-                {},
-                "read relation types",
-            ),
-        )
-        return any(str(r[0]) not in types for r in rows)
-
-    def metadata_fields(self) -> frozenset[str]:
-        """Metadata fields (visible) chunks have had."""
-        return frozenset(f for r in self._access_rows() for f in (r[4] or ()))
 
     def lexical(
         self, terms: Sequence[str], k: int, filters: Filters | None = None
@@ -256,18 +134,6 @@ class CypherSearchIndex(LexicalPruning):
             return {w: int(rows[t][0][0]) if rows[t] else 0 for w, t in tokens.items()}
 
         return cached_counts(self._word_counts, (self._revision(), self._view, cap), words, count)
-
-    def _per_revision(self, what: str, read: Callable[[], list[list[Any]]]) -> list[list[Any]]:
-        """The rows of a whole-store ``read`` (``what``), read once per store revision."""
-        key = (self._revision(), what)
-        rows = self._store_reads.get(key)
-        if rows is None:
-            rows = read()
-            self._store_reads.put(key, rows)
-        return rows
-
-    def _revision(self) -> int:
-        return once((id(self._store), "revision"), lambda: self._store.revision)
 
     def phrase_chunks(self, phrases: Sequence[str], batch: int = 200) -> set[str]:
         """Chunks whose text (or title) contains one of ``phrases`` (full-text phrases)."""
@@ -384,7 +250,7 @@ class CypherSearchIndex(LexicalPruning):
         stats = self.name_stats(names)
         small = [n for n in names if n in stats and stats[n].titles + stats[n].mentions <= cap]
         hubs = [n for n in names if n in stats and n not in set(small)]
-        batches = [small[start : start + _BATCH] for start in range(0, len(small), _BATCH)]
+        batches = [small[start : start + BATCH] for start in range(0, len(small), BATCH)]
         groups = unions(hub_branch(self._entity, self._only("r")), hubs)
         links: dict[str, list[tuple[str, bool]]] = {n: [] for n in names}
         for batch, group in zip_longest(batches, groups):
