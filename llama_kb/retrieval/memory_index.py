@@ -185,12 +185,6 @@ class MemorySearchIndex:
         links = self._current().name_links
         return {n: sorted(links.get(n, ()), key=lambda e: not e[1])[:cap] for n in name_ids}
 
-    def walk_links(
-        self, chunk_ids: Sequence[str], name_ids: Sequence[str], cap: int
-    ) -> tuple[dict[str, list[tuple[str, bool]]], dict[str, list[tuple[str, bool]]]]:
-        """:meth:`chunk_links` and :meth:`name_links` (no round trip to share here)."""
-        return self.chunk_links(chunk_ids), self.name_links(name_ids, cap)
-
     def name_stats(self, name_ids: Sequence[str]) -> dict[str, NameStats]:
         """Name id -> chunk counts."""
         links = self._current().name_links

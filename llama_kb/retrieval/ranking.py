@@ -73,7 +73,7 @@ def rank_graph(
     the dense+lexical score."""
     assert plan.classification is not None
     local = LocalGraph(view.index, view.index.chunk_count(), ranking.title_pull)
-    local.load([], plan.entity_ids)
+    local.load_names(plan.entity_ids)
     name_seeds = {e: 1.0 for e in dict.fromkeys(plan.entity_ids) if local.name_chunks.get(e)}
     view.set_rows([*(h.chunk_id for h in dense), *(c for c, _ in lexical)])
     dense_part, lexical_part = _base_parts(view, dense, lexical, ranking)

@@ -50,17 +50,20 @@ class LocalGraph:
     stats: dict[str, NameStats] = field(default_factory=dict)
     _out: dict[tuple[bool, str], list[tuple[str, float]]] = field(default_factory=dict)
 
-    def load(self, chunk_ids: list[str], name_ids: list[str]) -> None:
-        """Read the names of chunks and up to ``cap`` chunks of names not seen yet (one
-        store read), and those names' totals."""
-        chunks = [c for c in chunk_ids if c not in self.chunk_names]
-        names = [n for n in name_ids if n not in self.name_chunks]
-        if not chunks and not names:
+    def load_chunks(self, chunk_ids: list[str]) -> None:
+        """Read the names of chunks not seen yet (and those names' totals)."""
+        missing = [c for c in chunk_ids if c not in self.chunk_names]
+        if not missing:
             return
-        of_chunks, of_names = self.index.walk_links(chunks, names, self.cap)
-        self.chunk_names.update(of_chunks)
-        self.name_chunks.update(of_names)
-        self._load_stats([*(n for c in chunks for n, _ in self.chunk_names[c]), *names])
+        self.chunk_names.update(self.index.chunk_links(missing))
+        self._load_stats([n for c in missing for n, _ in self.chunk_names[c]])
+
+    def load_names(self, name_ids: list[str]) -> None:
+        """Read up to ``cap`` chunks of names not seen yet."""
+        missing = [n for n in name_ids if n not in self.name_chunks]
+        if missing:
+            self.name_chunks.update(self.index.name_links(missing, self.cap))
+            self._load_stats(missing)
 
     def _load_stats(self, name_ids: list[str]) -> None:
         missing = list(dict.fromkeys(n for n in name_ids if n not in self.stats))
@@ -107,7 +110,7 @@ class LocalGraph:
 
     def coverage(self, name_ids: list[str]) -> dict[str, int]:
         """For chunks read for ``name_ids``: how many of those names each belongs to or mentions."""
-        self.load([], name_ids)
+        self.load_names(name_ids)
         counts: dict[str, int] = {}
         for name in dict.fromkeys(name_ids):
             for chunk in dict.fromkeys(c for c, _ in self.name_chunks.get(name, ())):
@@ -134,7 +137,8 @@ def personalized_pagerank(
     rank_c, rank_n = dict(start_c), dict(start_n)
     restart = 1.0 - damping
     for _ in range(steps):
-        graph.load(list(rank_c), list(rank_n))
+        graph.load_chunks(list(rank_c))
+        graph.load_names(list(rank_n))
         next_c = {c: restart * v for c, v in start_c.items()}
         next_n = {n: restart * v for n, v in start_n.items()}
         for name, mass in rank_n.items():

@@ -18,7 +18,6 @@ FACT_RETURN = "n.id, " + ", ".join(f"n.{k}" for k in FACT_KEYS)
 LINKS = "PART_OF|MENTIONS|LINKS_TO"
 """The relation types a walk follows between chunks and names."""
 
-_NO_COUNTS = "null AS t, null AS mn, null AS e"
 _NAME_SUMS = "sum(s.titles) AS t, sum(s.mentions) AS mn, sum(s.edges) AS e"
 """A name's stored counts (``s``) summed over its access keys."""
 
@@ -41,31 +40,13 @@ def fact_query(by_key: str, fact: str, only: str) -> str:
     return " UNION ALL ".join(parts)
 
 
-LINK_COLUMNS = "from_chunk, a, b, own, t, mn, e"
-"""The columns of every link query: ``from_chunk`` (a chunk's link, else a name's), ``a``
-the node read, ``b`` the node linked, ``own`` (a ``PART_OF`` link), and for a chunk's link
-the name's stored counts ``t`` (titles), ``mn`` (mentions), ``e`` (edges)."""
-
-
-def chunk_links_query(chunk: str, only: str, counts: str) -> str:
-    """For each chunk id ``i`` in ``$chunks`` (``chunk`` matches ``n`` with id ``i``): its
-    links ``r`` to names (``only``: their visibility condition), each with the name's stored
-    counts summed over its visible rows (``counts``: their condition on ``s``)."""
-    return (
-        f"UNWIND $chunks AS i MATCH {chunk}-[r:{LINKS}]->(m) WHERE m.id <> i{only} "
-        f"OPTIONAL MATCH (s:{NAME_STAT_LABEL} {{node: m.id}}){counts} "
-        f"WITH i, m, r, {_NAME_SUMS} "
-        "RETURN true AS from_chunk, i AS a, m.id AS b, type(r) = 'PART_OF' AS own, "
-        "t, mn, e"
-    )
-
-
 def name_links_query(entity: str, only: str) -> str:
-    """For each name id ``i`` in ``$names`` (``entity`` matches ``n`` with id ``i``): every
-    chunk linked to it (``only``: the visibility condition on ``r``)."""
+    """For each name id ``i`` in ``$ids`` (``entity`` matches ``n`` with id ``i``): every
+    chunk linked to it (``only``: the visibility condition on ``r``), as ``name, id, own``
+    rows (``own``: the chunk belongs to the name)."""
     return (
-        f"UNWIND $names AS i MATCH {entity}<-[r:{LINKS}]-(c) WHERE c.id <> i{only} "
-        f"RETURN false AS from_chunk, i AS a, c.id AS b, type(r) = 'PART_OF' AS own, {_NO_COUNTS}"
+        f"UNWIND $ids AS i MATCH {entity}<-[r:{LINKS}]-(c) "
+        f"WHERE c.id <> i{only} RETURN i AS name, c.id AS id, type(r) = 'PART_OF' AS own"
     )
 
 
@@ -76,12 +57,23 @@ def hub_branch(entity: str, only: str) -> str:
     :func:`name_links_query` rows."""
     return " UNION ALL ".join(
         f"WITH $value AS i MATCH {entity}<-[r:{types}]-(c) WHERE c.id <> i{only} "
-        f"RETURN {distinct}false AS from_chunk, i AS a, c.id AS b, {own} AS own, "
-        f"{_NO_COUNTS} LIMIT $cap"
+        f"RETURN {distinct}i AS name, c.id AS id, {own} AS own LIMIT $cap"
         for types, distinct, own in (
             ("PART_OF", "", "true"),
             ("MENTIONS|LINKS_TO", "DISTINCT ", "false"),
         )
+    )
+
+
+def links_with_counts(pattern: str, only: str, counts: str) -> str:
+    """For each ``i`` in ``$ids``: the relations ``r`` that ``pattern`` finds to another node
+    ``m`` (``only``: their visibility condition), each with ``m``'s stored counts summed over
+    its visible rows (``counts``: their condition on ``s``): ``i, m.id, is PART_OF, titles,
+    mentions, edges``."""
+    return (
+        f"UNWIND $ids AS i MATCH {pattern} WHERE m.id <> i{only} "
+        f"OPTIONAL MATCH (s:{NAME_STAT_LABEL} {{node: m.id}}){counts} "
+        f"WITH i, m, r, {_NAME_SUMS} RETURN i, m.id, type(r) = 'PART_OF', t, mn, e"
     )
 
 

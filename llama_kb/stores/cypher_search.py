@@ -30,12 +30,13 @@ from llama_kb.stores._cypher_search_props import (
     word_token,
 )
 from llama_kb.stores._cypher_search_rows import (
+    LINKS,
     add_facts,
-    chunk_links_query,
     chunk_metadata,
     fact_query,
     filter_cypher,
     hub_branch,
+    links_with_counts,
     name_counts_query,
     name_links_query,
     scored_postings_branch,
@@ -223,58 +224,49 @@ class CypherSearchIndex(CypherSearchBase):
         return {str(a): str(b) for a, b in rows}
 
     def chunk_links(self, chunk_ids: Sequence[str]) -> dict[str, list[tuple[str, bool]]]:
-        """Chunk id -> ``(name id, is its document)`` for its ``PART_OF`` / mention edges
-        (:meth:`walk_links`)."""
-        return self.walk_links(chunk_ids, [], 0)[0]
+        """Chunk id -> ``(name id, is its document)`` for its ``PART_OF`` / mention edges.
+
+        The same round trip reads the linked names' stored counts for :meth:`name_stats`
+        (within one query, :mod:`.query_scope`): a walk asks for them next.
+        """
+        pattern = f"{self._chunk}-[r:{LINKS}]->(m)"
+        query = links_with_counts(pattern, self._only("r"), self._visible_counts())
+        rows = self._each(query, chunk_ids, "read links")
+        links: dict[str, list[tuple[str, bool]]] = {c: [] for c in chunk_ids}
+        known = self._name_counts()
+        for chunk_id, name, own, titles, mentions, edges in rows:
+            links[str(chunk_id)].append((str(name), bool(own)))
+            if str(name) not in known:
+                known[str(name)] = NameStats(int(titles), int(mentions)) if edges else None
+        return links
 
     def name_links(self, name_ids: Sequence[str], cap: int) -> dict[str, list[tuple[str, bool]]]:
-        """Name id -> up to ``cap`` chunks, its own (``PART_OF``) first, then mentions
-        (:meth:`walk_links`)."""
-        return self.walk_links([], name_ids, cap)[1]
+        """Name id -> up to ``cap`` chunks, its own (``PART_OF``) first, then mentions.
 
-    def walk_links(
-        self, chunk_ids: Sequence[str], name_ids: Sequence[str], cap: int
-    ) -> tuple[dict[str, list[tuple[str, bool]]], dict[str, list[tuple[str, bool]]]]:
-        """:meth:`chunk_links` of ``chunk_ids`` and :meth:`name_links` of ``name_ids``, in
-        one round trip (per 500 chunks, 500 names and 32 hubs).
-
-        A chunk's links bring their names' stored counts for :meth:`name_stats` (within one
-        query, :mod:`.query_scope`): a walk asks for them next. Names whose stored totals fit
-        in ``cap`` are read whole; each hub stops at ``cap`` chunks of each kind.
+        Names whose stored totals fit in ``cap`` are read whole, each hub stops at ``cap``
+        chunks of each kind; both kinds share a round trip.
         """
-        chunks, names = list(dict.fromkeys(chunk_ids)), list(dict.fromkeys(name_ids))
-        stats = self.name_stats(names) if names else {}
+        names = list(dict.fromkeys(name_ids))
+        stats = self.name_stats(names)
         small = [n for n in names if n in stats and stats[n].titles + stats[n].mentions <= cap]
         hubs = [n for n in names if n in stats and n not in set(small)]
-        only = self._only("r")
-        chunk_query = chunk_links_query(self._chunk, only, self._visible_counts())
-        name_query = name_links_query(self._entity, only)
-        from_chunks: dict[str, list[tuple[str, bool]]] = {c: [] for c in chunks}
-        from_names: dict[str, list[tuple[str, bool]]] = {n: [] for n in names}
-        known = self._name_counts()
-        groups = unions(hub_branch(self._entity, only), hubs)
-        for chunk_batch, name_batch, group in zip_longest(
-            _batches(chunks), _batches(small), groups
-        ):
-            queries: list[str] = []
-            params: dict[str, Any] = {"cap": cap, "chunks": chunk_batch, "names": name_batch}
-            if chunk_batch:
-                queries.append(chunk_query)
-            if name_batch:
-                queries.append(name_query)
+        batches = [small[start : start + BATCH] for start in range(0, len(small), BATCH)]
+        groups = unions(hub_branch(self._entity, self._only("r")), hubs)
+        links: dict[str, list[tuple[str, bool]]] = {n: [] for n in names}
+        for batch, group in zip_longest(batches, groups):
+            parts, params = [], {"cap": cap, "ids": batch or []}
+            if batch:
+                parts.append(name_links_query(self._entity, self._only("r")))
             if group:
-                queries.append(group[1])
+                parts.append(group[1])
                 params |= group[2]
-            rows = self._query(" UNION ALL ".join(queries), params, "read links")
-            for from_chunk, a, b, own, titles, mentions, edges in rows:
-                (from_chunks if from_chunk else from_names)[str(a)].append((str(b), bool(own)))
-                if from_chunk and str(b) not in known:
-                    known[str(b)] = NameStats(int(titles), int(mentions)) if edges else None
+            for name, chunk_id, own in self._query(" UNION ALL ".join(parts), params, "read links"):
+                links[str(name)].append((str(chunk_id), bool(own)))
         for name in small:
-            from_names[name].sort(key=lambda link: (not link[1], link[0]))
+            links[name].sort(key=lambda link: (not link[1], link[0]))
         for hub in hubs:  # own first (in the server's order), then mentions
-            from_names[hub] = sorted(from_names[hub], key=lambda link: not link[1])[:cap]
-        return from_chunks, from_names
+            links[hub] = sorted(links[hub], key=lambda link: not link[1])[:cap]
+        return links
 
     def name_stats(self, name_ids: Sequence[str]) -> dict[str, NameStats]:
         """Name id -> chunks that belong to / mention it (stored counts, per access key;
@@ -333,8 +325,3 @@ class CypherSearchIndex(CypherSearchBase):
         found: dict[str, dict[str, Any]] = {}
         add_facts(found, rows)
         return list(found.values())
-
-
-def _batches(values: list[str]) -> list[list[str]]:
-    """``values`` in lists of at most :data:`BATCH`."""
-    return [values[start : start + BATCH] for start in range(0, len(values), BATCH)]

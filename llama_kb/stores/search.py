@@ -113,13 +113,6 @@ class SearchIndex(Protocol):
         """Name id -> at most ``cap`` chunks ``(chunk id, belongs to it)``, its own first."""
         ...
 
-    def walk_links(
-        self, chunk_ids: Sequence[str], name_ids: Sequence[str], cap: int
-    ) -> tuple[dict[str, list[tuple[str, bool]]], dict[str, list[tuple[str, bool]]]]:
-        """:meth:`chunk_links` of ``chunk_ids`` and :meth:`name_links` of ``name_ids`` (a
-        walk step's reads: a server answers both in one round trip)."""
-        ...
-
     def name_stats(self, name_ids: Sequence[str]) -> dict[str, NameStats]:
         """Name id -> how many chunks belong to and mention it."""
         ...

@@ -339,12 +339,6 @@ class SQLiteSearchIndex(LexicalPruning):
                 links[name] = self._hub_links(conn, name, cap)
         return links
 
-    def walk_links(
-        self, chunk_ids: Sequence[str], name_ids: Sequence[str], cap: int
-    ) -> tuple[dict[str, list[tuple[str, bool]]], dict[str, list[tuple[str, bool]]]]:
-        """:meth:`chunk_links` and :meth:`name_links` (no round trip to share here)."""
-        return self.chunk_links(chunk_ids), self.name_links(name_ids, cap)
-
     def _hub_links(self, conn: Any, name: str, cap: int) -> list[tuple[str, bool]]:
         only, access = self._only("relations")
         own = conn.execute(

@@ -206,28 +206,6 @@ def test_small_names_and_hubs_are_read_in_one_round_trip(stores) -> None:
     assert got["nothing"] == want["nothing"] == []
 
 
-@pytest.mark.parametrize("visible", [None, PUBLIC_ONLY], ids=["everything", "public view"])
-def test_a_walk_steps_chunk_and_name_reads_share_one_round_trip(stores, visible) -> None:
-    sqlite, falkor = stores
-    chunks = ["public-1", "public-31", "user:bob-1", "user:bob-70"]
-    names = ["entity:falcon", "entity:heron-robot", "nothing"]
-    index = falkor.search_index.scoped(visible)
-    with one_query():
-        index.name_stats(names)
-        sent = _record_actions(falkor)
-        of_chunks, of_names = index.walk_links(chunks, names, 8)
-        assert sent == ["read links"]
-    assert (of_chunks, of_names) == (index.chunk_links(chunks), index.name_links(names, 8))
-    want = sqlite.search_index.scoped(visible)
-    assert _sorted(of_chunks) == _sorted(want.chunk_links(chunks))
-    hub = of_names.pop("entity:falcon")  # capped: which 8 chunks is the store's order
-    assert len(hub) == 8 and _sorted(of_names) == _sorted(want.name_links(names[1:], 8))
-
-
-def _sorted(links: dict[str, list[tuple[str, bool]]]) -> dict[str, list[tuple[str, bool]]]:
-    return {key: sorted(found) for key, found in links.items()}
-
-
 @pytest.mark.slow
 def test_a_hub_with_10k_edges_is_counted_and_capped_inside_the_server(stores) -> None:
     _, falkor = stores
