@@ -250,7 +250,8 @@ class CypherSearchIndex(CypherSearchBase):
         names = list(dict.fromkeys(name_ids))
         stats = self.name_stats(names)
         small = [n for n in names if n in stats and stats[n].titles + stats[n].mentions <= cap]
-        hubs = [n for n in names if n in stats and n not in set(small)]
+        fitting = set(small)
+        hubs = [n for n in names if n in stats and n not in fitting]
         batches = [small[start : start + BATCH] for start in range(0, len(small), BATCH)]
         groups = unions(hub_branch(self._entity, self._only("r")), hubs)
         links: dict[str, list[tuple[str, bool]]] = {n: [] for n in names}
