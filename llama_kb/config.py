@@ -193,8 +193,9 @@ class RankingConfig(_Model):
         bridge_depth: Passages the hop searches for.
         bridge_pool: Fused passages the hop's results are fused with.
         bridge_rrf_k: The ``k`` of that reciprocal rank fusion (small: rank matters).
-        bridge_words: Opening words of the best passage embedded with the question: the
-            opening names the passage's subject, the rest only costs embedding time.
+        bridge_words: Words of the best passage embedded with the question: those the
+            question does not hold, its names first (``bridge_hop.bridge_text``); more only
+            cost embedding time.
 
     The three fact weights are normalised by their sum, so a fact score stays in [0, 1].
     """

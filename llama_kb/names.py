@@ -18,6 +18,7 @@ from functools import lru_cache
 
 _TOKEN = re.compile(r"\w+", re.UNICODE)
 _TRAILING_PAREN = re.compile(r"\s*\([^()]*\)\s*$")
+_PLACE_QUALIFIER = re.compile(r"^([^,]+),\s+([^,]+)$")
 
 
 @lru_cache(maxsize=200_000)
@@ -49,14 +50,26 @@ def aliases(name: str) -> list[str]:
     return forms
 
 
+def qualified_head(name: str) -> str | None:
+    """``name`` without a trailing ``, Qualifier`` of capitalised words ("West Chicago,
+    Illinois" -> "West Chicago", "Au Gres Township, Michigan" -> "Au Gres Township"), or
+    ``None``: text mentions such a page by its head alone."""
+    found = _PLACE_QUALIFIER.match(_TRAILING_PAREN.sub("", name).strip())
+    if found is None or not all(_capitalised(t) for t in tokens(found.group(2))):
+        return None
+    return found.group(1).strip()
+
+
 def matchable_forms(name: str) -> list[list[str]]:
-    """The word tokens of each alias of ``name`` that can be matched in text.
+    """The word tokens of each alias of ``name`` that can be matched in text, and of its
+    :func:`qualified_head`.
 
     A lower-case single word is a common noun, not a name, and is left out; a one-word name
     matches only with its exact case, a longer one in any case (see :class:`NameMatcher`).
     """
     forms = []
-    for form in aliases(name):
+    head = qualified_head(name)
+    for form in [*aliases(name), *([head] if head else [])]:
         toks = tokens(form)
         if toks and (len(toks) > 1 or _capitalised(toks[0])):
             forms.append(toks)

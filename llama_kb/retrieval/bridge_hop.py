@@ -2,11 +2,12 @@
 
 A described multi-hop question ("the association which published X") names its first hop
 only; the passage that answers it names the bridge the next hop needs. So the question is
-embedded again together with the opening of the best passage found (``bridge_words`` words:
-the whole passage costs twice the embedding time and was no better), the passages nearest
-to that pair are searched (same filters and access), and they are fused into the ranking
-below its top ``bridge_keep`` passages by weighted reciprocal rank fusion: a passage both
-lists hold rises, and the hop's best passages enter the list.
+embedded again together with the words of the best passage found that the question does not
+hold (:func:`bridge_text`: its names first, ``bridge_words`` words in all; the whole passage
+costs twice the embedding time and was no better), the passages nearest to that pair are
+searched (same filters and access), and they are fused into the ranking below its top
+``bridge_keep`` passages by weighted reciprocal rank fusion: a passage both lists hold
+rises, and the hop's best passages enter the list.
 
 Named queries (most of 2Wiki's) are left alone: their walk from the named entities already
 reaches the bridge. Measured on the tune half of musique-dev (README, "Benchmarks").
@@ -19,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from llama_kb.config import RankingConfig
+from llama_kb.retrieval.lexical import lexical_tokens
 from llama_kb.retrieval.plan import QueryPlan
 from llama_kb.retrieval.ranking import is_described
 from llama_kb.types import SearchHit
@@ -68,8 +70,8 @@ def hop(
     started = time.perf_counter()
     fixed = hits[: ranking.bridge_keep]
     fixed_docs = {h.doc_id for h in fixed}
-    opening = " ".join(hits[0].text.split()[: ranking.bridge_words])
-    found = search(f"{plan.query} {opening}", ranking.bridge_depth + len(fixed))
+    bridge_words = bridge_text(plan.query, hits[0].text, ranking.bridge_words)
+    found = search(f"{plan.query} {bridge_words}", ranking.bridge_depth + len(fixed))
     bridge = [h for h in found if h.doc_id not in fixed_docs][: ranking.bridge_depth]
     fused: dict[str, float] = {}
     by_id: dict[str, SearchHit] = {}
@@ -96,3 +98,21 @@ def hop(
     plan.trace.setdefault("retrievers", {})["bridge"] = trace
     plan.stages.add("bridge", started, out=len(bridge), added=added)
     return out
+
+
+def bridge_text(query: str, passage: str, words: int) -> str:
+    """Up to ``words`` words of ``passage`` that ``query`` does not hold, each once: first its
+    names (words that start with a capital or a digit: the bridge the query only describes),
+    then its other words, each group in passage order. Stopwords are left out."""
+    asked = set(lexical_tokens(query))
+    seen: set[str] = set()
+    names: list[str] = []
+    others: list[str] = []
+    for word in passage.split():
+        folded = lexical_tokens(word)
+        if not folded or folded[0] in asked or folded[0] in seen:
+            continue
+        seen.add(folded[0])
+        lead = next((c for c in word if c.isalnum()), "")
+        (names if lead.isupper() or lead.isdigit() else others).append(word)
+    return " ".join([*names, *others][:words])

@@ -49,7 +49,7 @@ def test_the_top_stays_a_shared_passage_rises_and_a_new_one_enters() -> None:
 
     query = plan("who founded the society that publishes the journal", [])
     out = bridge_hop.hop(query, list(FUSED), search, RANKING, keep=6)
-    assert asked == [(f"{query.query} passage 1", 12)]
+    assert asked == [(f"{query.query} 1 passage", 12)]
     assert [h.chunk_id for h in out[:2]] == ["c1", "c2"]
     # rest 1/(1 + rank) + hop 0.5/(1 + rank): c3 1, c4 .5, c42 .5, c9 1/7 + .25, c5 1/3
     assert [h.chunk_id for h in out] == ["c1", "c2", "c3", "c4", "c42", "c9"]
@@ -59,19 +59,31 @@ def test_the_top_stays_a_shared_passage_rises_and_a_new_one_enters() -> None:
     assert query.trace["retrievers"]["bridge"]["added"] == 2
 
 
-def test_only_the_opening_of_the_best_passage_is_embedded() -> None:
+def test_the_hop_embeds_the_words_of_the_best_passage_the_question_lacks_names_first() -> None:
     asked: list[str] = []
 
     def search(text: str, n: int) -> list[SearchHit]:
         asked.append(text)
         return []
 
-    long = SearchHit("c1", "d1", "The Society publishes the Journal. " * 20, 0.9, {}, {})
+    best = SearchHit(
+        "c1",
+        "d1",
+        "The Society publishes the Journal of Trade; the society was founded in 1851 by the "
+        "(Royal) Guild of Weavers in old Bristol, and the guild still funds it. " * 5,
+        0.9,
+        {},
+        {},
+    )
     query = plan("who founded the society that publishes the journal", [])
     bridge_hop.hop(
-        query, [long, *FUSED[1:]], search, RANKING.model_copy(update={"bridge_words": 7}), 6
+        query, [best, *FUSED[1:]], search, RANKING.model_copy(update={"bridge_words": 7}), 6
     )
-    assert asked == [f"{query.query} The Society publishes the Journal. The Society"]
+    # question words, stopwords and repeats left out; names (and numbers) before other words
+    assert asked == [f"{query.query} Trade; 1851 (Royal) Guild Weavers Bristol, old"]
+    text = bridge_hop.bridge_text("who founded it", best.text, 100)
+    assert text.split()[-3:] == ["old", "still", "funds"]
+    assert bridge_hop.bridge_text("society journal trade", "the Society of the Journal", 5) == ""
 
 
 def test_a_failing_hop_leaves_the_fused_ranking() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from llama_kb.names import NameMatcher, aliases, fold, name_key
+from llama_kb.names import NameMatcher, aliases, fold, name_key, qualified_head
 from llama_kb.retrieval.index import Candidates, top_rows
 from llama_kb.retrieval.lexical import BM25Index, lexical_tokens
 from llama_kb.retrieval.ranking import fetch_missing, make_hit
@@ -46,6 +46,20 @@ def test_punctuation_is_ignored_and_aliases_match() -> None:
         "id:A. J. Mintu",
         "id:George Stevens (director)",
     ]
+
+
+def test_a_page_qualified_after_a_comma_is_mentioned_by_its_head() -> None:
+    assert qualified_head("West Chicago, Illinois") == "West Chicago"
+    assert qualified_head("Granite Peak (Humboldt County, Nevada)") is None
+    # a tail with lower-case words, or more than one comma, is part of the title
+    assert qualified_head("Mary, mother of Jesus") is None
+    assert qualified_head("Culture, Society and Masculinities") is None
+    assert qualified_head("Journal of Infrared, Millimeter, and Terahertz Waves") is None
+    m = matcher("West Chicago, Illinois", "Vale, South Dakota")
+    assert found(m, "a graduate of West Chicago High School") == ["id:West Chicago, Illinois"]
+    assert found(m, "born in West Chicago, Illinois, in 1924") == ["id:West Chicago, Illinois"]
+    assert found(m, "Vale is a town") == ["id:Vale, South Dakota"]
+    assert found(m, "a vale in the hills") == []  # a one-word head keeps its exact case
 
 
 def test_shared_names_link_to_every_owner() -> None:
