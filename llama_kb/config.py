@@ -186,9 +186,9 @@ class RankingConfig(_Model):
         hit_decay: How much ``hit_proximity`` falls per rank below the first passage.
         fact_hits: Top passages whose facts are candidates.
         rerank_depth: Fused passages a reranker reorders (when one is set).
-        bridge_weight: Weight of the second dense hop of described queries (question + best
-            passage, :mod:`~llama_kb.retrieval.bridge_hop`) against the fused ranking; 0
-            turns the hop off.
+        bridge_weight: Weight of the second hop (question + best passage,
+            :mod:`~llama_kb.retrieval.bridge_hop`) against the fused ranking; 0 turns the
+            hop off.
         bridge_keep: Best fused passages the hop never moves.
         bridge_depth: Passages the hop searches for.
         bridge_pool: Fused passages the hop's results are fused with.
@@ -196,6 +196,11 @@ class RankingConfig(_Model):
         bridge_words: Words of the best passage embedded with the question: those the
             question does not hold, its names first (``bridge_hop.bridge_text``); more only
             cost embedding time.
+        bridge_lexical_names: Queries that are not described and link at most this many
+            names take the hop too, through the lexical index (their chain goes on from the
+            one page they name); 0 keeps the hop to described queries.
+        bridge_lexical_words: Words of the best passage (as for ``bridge_words``) that
+            the lexical hop searches for, without the question.
 
     The three fact weights are normalised by their sum, so a fact score stays in [0, 1].
     """
@@ -233,6 +238,8 @@ class RankingConfig(_Model):
     bridge_pool: int = Field(default=30, gt=0)
     bridge_rrf_k: float = Field(default=1.0, gt=0)
     bridge_words: int = Field(default=16, gt=0)
+    bridge_lexical_names: int = Field(default=1, ge=0)
+    bridge_lexical_words: int = Field(default=8, gt=0)
 
     @model_validator(mode="after")
     def _some_fact_weight(self) -> RankingConfig:

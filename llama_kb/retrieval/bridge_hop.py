@@ -1,4 +1,4 @@
-"""A second dense hop for described queries, without an LLM.
+"""A second hop from the best passage found, without an LLM.
 
 A described multi-hop question ("the association which published X") names its first hop
 only; the passage that answers it names the bridge the next hop needs. So the question is
@@ -9,8 +9,12 @@ searched (same filters and access), and they are fused into the ranking below it
 ``bridge_keep`` passages by weighted reciprocal rank fusion: a passage both lists hold
 rises, and the hop's best passages enter the list.
 
-Named queries (most of 2Wiki's) are left alone: their walk from the named entities already
-reaches the bridge. Measured on the tune half of musique-dev (README, "Benchmarks").
+A query that names a single thing ("the county of the city where X was born") is a chain
+from that thing's page, which the walk usually ranks first; its hop searches the lexical
+index for the first ``bridge_lexical_words`` of those words alone (no second embedding: the
+bridge is a name, and its words find its page). Queries naming several things (most
+comparisons) are left alone: their walk from the named entities already reaches each page.
+Measured on the tune halves of both shared sets (README, "Benchmarks").
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 
 from llama_kb.config import RankingConfig
 from llama_kb.retrieval.lexical import lexical_tokens
@@ -26,28 +31,53 @@ from llama_kb.retrieval.ranking import is_described
 from llama_kb.types import SearchHit
 
 Search = Callable[[str, int], list[SearchHit]]
-"""Dense search of a text for ``n`` passages, with the plan's filters and access."""
+"""Search of a text for ``n`` passages, with the plan's filters and access."""
 
 
-def applies(plan: QueryPlan, ranking: RankingConfig) -> bool:
-    """Whether ``plan`` gets a second hop: the hop is on and the query is described."""
-    return ranking.bridge_weight > 0 and is_described(plan, ranking)
+def kind(plan: QueryPlan, ranking: RankingConfig) -> str | None:
+    """The second hop ``plan`` gets: ``"dense"`` for a described query, ``"lexical"`` for
+    one linking at most ``bridge_lexical_names`` names, else ``None`` (or when the hop is
+    off)."""
+    if ranking.bridge_weight <= 0:
+        return None
+    if is_described(plan, ranking):
+        return "dense"
+    if len(set(plan.linked_surfaces)) <= ranking.bridge_lexical_names:
+        return "lexical"
+    return None
+
+
+def lexical_search(plan: QueryPlan, text: str, n: int) -> list[SearchHit]:
+    """The ``n`` best passages for ``text`` in ``plan``'s lexical index (its view: filters and
+    access hold), scored by BM25."""
+    assert plan.view is not None
+    view = plan.view
+    found = view.index.lexical(lexical_tokens(text), n, plan.options.filters)
+    view.fetch(c for c, _ in found)
+    hits = []
+    for chunk_id, score in found:
+        passage, meta = view.record(chunk_id)
+        hits.append(SearchHit(chunk_id, str(meta.get("doc_id", "")), passage, score, meta, {}))
+    return hits
 
 
 def apply(
     plan: QueryPlan,
     hits: list[SearchHit],
-    search: Search,
+    dense_search: Search,
     ranking: RankingConfig,
     keep: int,
     degrade: Callable[[str, Exception], None],
+    kind: str = "dense",
 ) -> list[SearchHit]:
-    """:func:`hop`, or the ``keep`` best fused passages when there are none or it fails
-    (``degrade`` is told, and raises when the query is strict)."""
+    """:func:`hop` through ``dense_search`` or :func:`lexical_search` (``kind``), or the
+    ``keep`` best fused passages when there are none or it fails (``degrade`` is told, and
+    raises when the query is strict)."""
     if not hits:
         return hits
+    search = dense_search if kind == "dense" else partial(lexical_search, plan)
     try:
-        return hop(plan, hits, search, ranking, keep)
+        return hop(plan, hits, search, ranking, keep, kind)
     except Exception as e:
         degrade("bridge", e)
         return hits[:keep]
@@ -59,9 +89,11 @@ def hop(
     search: Search,
     ranking: RankingConfig,
     keep: int,
+    kind: str = "dense",
 ) -> list[SearchHit]:
     """``hits`` (the fused ranking, ``bridge_pool`` deep, not empty) with the second hop's
-    passages fused in; the ``keep`` best are returned.
+    passages (``search``, the :func:`kind` named in the trace) fused in; the ``keep`` best
+    are returned.
 
     Scores stay those of the fused ranking by position (rank ``i`` keeps the ``i``-th best
     fused score), so they remain in [0, 1] and descending; each passage the hop found carries
@@ -70,8 +102,11 @@ def hop(
     started = time.perf_counter()
     fixed = hits[: ranking.bridge_keep]
     fixed_docs = {h.doc_id for h in fixed}
-    bridge_words = bridge_text(plan.query, hits[0].text, ranking.bridge_words)
-    found = search(f"{plan.query} {bridge_words}", ranking.bridge_depth + len(fixed))
+    if kind == "dense":
+        text = f"{plan.query} {bridge_text(plan.query, hits[0].text, ranking.bridge_words)}"
+    else:  # the bridge's own words find its page; the question's only add cost
+        text = bridge_text(plan.query, hits[0].text, ranking.bridge_lexical_words)
+    found = search(text, ranking.bridge_depth + len(fixed))
     bridge = [h for h in found if h.doc_id not in fixed_docs][: ranking.bridge_depth]
     fused: dict[str, float] = {}
     by_id: dict[str, SearchHit] = {}
@@ -94,9 +129,9 @@ def hop(
     known = {h.chunk_id for h in hits[:keep]}
     added = sum(h.chunk_id not in known for h in out)
     ms = round((time.perf_counter() - started) * 1000, 3)
-    trace = {"hits": len(bridge), "added": added, "ms": ms}
+    trace = {"hits": len(bridge), "added": added, "ms": ms, "search": kind}
     plan.trace.setdefault("retrievers", {})["bridge"] = trace
-    plan.stages.add("bridge", started, out=len(bridge), added=added)
+    plan.stages.add("bridge", started, out=len(bridge), added=added, search=kind)
     return out
 
 

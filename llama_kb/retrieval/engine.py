@@ -358,8 +358,8 @@ class ContextEngine:
         depth = self._candidates(plan)
         top_k = plan.options.top_k
         keep = self._kept(plan)
-        hopping = view is not None and bridge_hop.applies(plan, self.ranking)
-        fused = max(keep, self.ranking.bridge_pool) if hopping else keep
+        hop = bridge_hop.kind(plan, self.ranking) if view is not None else None
+        fused = max(keep, self.ranking.bridge_pool) if hop else keep
         if view is None:
             hits = [
                 replace(h, ranks={"vector": i}, score=min(1.0, max(0.0, h.score)))
@@ -370,9 +370,9 @@ class ContextEngine:
         else:
             hits = ranking.rank_graph(plan, view, dense, lexical, self.ranking, depth, fused)
         plan.stages.add("fusion", started, out=len(hits))
-        if hopping:
-            search = partial(self._dense_search, plan)
-            hits = bridge_hop.apply(plan, hits, search, self.ranking, keep, plan.degrade)
+        if hop is not None:
+            dense_search = partial(self._dense_search, plan)
+            hits = bridge_hop.apply(plan, hits, dense_search, self.ranking, keep, plan.degrade, hop)
         if self.reranker is not None:
             hits = rerank.apply(self.reranker, plan, hits, top_k, plan.degrade)
         refined: list[str] = []

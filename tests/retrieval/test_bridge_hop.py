@@ -30,14 +30,16 @@ def hit(n: int, score: float = 0.5) -> SearchHit:
 FUSED = [hit(n, 1.0 - n / 20) for n in range(1, 11)]  # c1 (0.95) ... c10 (0.5)
 
 
-def test_only_described_queries_hop() -> None:
-    assert bridge_hop.applies(
-        plan("who founded the society that publishes the journal", []), RANKING
-    )
+def test_described_queries_hop_densely_single_name_ones_lexically_the_rest_not() -> None:
+    described = plan("who founded the society that publishes the journal", [])
+    assert bridge_hop.kind(described, RANKING) == "dense"
+    single = plan("In what county is the city where Adam Smith was born?", ["Adam Smith"])
+    assert bridge_hop.kind(single, RANKING) == "lexical"
     named = plan("Who was born first, Adam Smith or Karl Marx?", ["Adam Smith", "Karl Marx"])
-    assert not bridge_hop.applies(named, RANKING)
+    assert bridge_hop.kind(named, RANKING) is None
+    assert bridge_hop.kind(single, RANKING.model_copy(update={"bridge_lexical_names": 0})) is None
     off = RANKING.model_copy(update={"bridge_weight": 0.0})
-    assert not bridge_hop.applies(plan("which river flows through the capital", []), off)
+    assert bridge_hop.kind(described, off) is None and bridge_hop.kind(single, off) is None
 
 
 def test_the_top_stays_a_shared_passage_rises_and_a_new_one_enters() -> None:
@@ -129,3 +131,32 @@ def test_the_hop_runs_for_described_queries_and_respects_access(journal_kb) -> N
     assert any("Ferrow" in h.text for h in bob.unstructured)
     scores = [h.score for h in bob.unstructured]
     assert scores == sorted(scores, reverse=True) and all(0 <= s <= 1 for s in scores)
+
+
+def test_a_query_naming_one_thing_hops_through_the_lexical_index_within_access(
+    tmp_path, embedding
+) -> None:
+    def page(title: str, text: str) -> Document:
+        return Document(text=text, metadata={"title": title})
+
+    with KnowledgeBase.open(
+        tmp_path / "kb", embedding=embedding, config=KBConfig(cache_size=0)
+    ) as kb:
+        kb.add_documents(
+            [
+                page("Lumen Society", "The Lumen Society has its seat in Harrowgate."),
+                page("Harrowgate", "Harrowgate is a town on the river Dunmere."),
+                page("Tides", "Tides rise and fall twice a day."),
+            ]
+        )
+        kb.add_documents(
+            [page("Harrowgate Council", "Harrowgate's mayor in 1901 was Ada Ferrow.")],
+            access="user:bob",
+        )
+        question = "Who was the mayor of the seat of the Lumen Society?"
+        anonymous = kb.retrieve(question, top_k=3)
+        assert anonymous.trace["retrievers"]["bridge"]["search"] == "lexical"
+        assert all("Ferrow" not in h.text for h in anonymous.unstructured)
+        bob = kb.retrieve(question, top_k=3, principal="bob")
+        assert bob.trace["retrievers"]["bridge"]["search"] == "lexical"
+        assert any("Ferrow" in h.text for h in bob.unstructured)
