@@ -47,6 +47,25 @@ def kind(plan: QueryPlan, ranking: RankingConfig) -> str | None:
     return None
 
 
+def guess(plan: QueryPlan, ranking: RankingConfig) -> tuple[str, list[SearchHit]] | None:
+    """The lexical hop of ``plan`` run ahead, while its dense search runs: from the first
+    chunk of the page of the name it links, which is the best fused passage for most such
+    queries; :func:`hop` uses it when it is. ``None`` when ``plan`` takes no lexical hop, the
+    page is not there (or not visible), or a read fails (the hop then runs as usual)."""
+    if plan.view is None or not plan.entity_ids or kind(plan, ranking) != "lexical":
+        return None
+    first = plan.entity_ids[0]
+    try:
+        own = [c for c, is_own in plan.view.index.name_links([first], 1).get(first, []) if is_own]
+        passage = plan.view.record(own[0])[0] if own else ""
+        if not passage:
+            return None
+        text = bridge_text(plan.query, passage, ranking.bridge_lexical_words)
+        return own[0], lexical_search(plan, text, ranking.bridge_depth + ranking.bridge_keep)
+    except Exception:  # a guess only saves time: the hop reads again
+        return None
+
+
 def lexical_search(plan: QueryPlan, text: str, n: int) -> list[SearchHit]:
     """The ``n`` best passages for ``text`` in ``plan``'s lexical index (its view: filters and
     access hold), scored by BM25."""
@@ -106,7 +125,13 @@ def hop(
         text = f"{plan.query} {bridge_text(plan.query, hits[0].text, ranking.bridge_words)}"
     else:  # the bridge's own words find its page; the question's only add cost
         text = bridge_text(plan.query, hits[0].text, ranking.bridge_lexical_words)
-    found = search(text, ranking.bridge_depth + len(fixed))
+    depth = ranking.bridge_depth + len(fixed)
+    guessed = plan.hop_guess if kind == "lexical" else None
+    if guessed and guessed[0] == hits[0].chunk_id and len(fixed) == ranking.bridge_keep:
+        found = guessed[1]
+    else:
+        guessed = None
+        found = search(text, depth)
     bridge = [h for h in found if h.doc_id not in fixed_docs][: ranking.bridge_depth]
     fused: dict[str, float] = {}
     by_id: dict[str, SearchHit] = {}
@@ -129,7 +154,7 @@ def hop(
     known = {h.chunk_id for h in hits[:keep]}
     added = sum(h.chunk_id not in known for h in out)
     ms = round((time.perf_counter() - started) * 1000, 3)
-    trace = {"hits": len(bridge), "added": added, "ms": ms, "search": kind}
+    trace = {"hits": len(bridge), "added": added, "ms": ms, "search": kind, "ahead": bool(guessed)}
     plan.trace.setdefault("retrievers", {})["bridge"] = trace
     plan.stages.add("bridge", started, out=len(bridge), added=added, search=kind)
     return out

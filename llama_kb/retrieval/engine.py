@@ -303,6 +303,7 @@ class ContextEngine:
         dense = plan.dense or Pending(self._dense, plan)
         lexical = self._lexical(plan)
         facts = self._facts(plan, plan.entity_ids)
+        plan.hop_guess = bridge_hop.guess(plan, self.ranking)  # while the dense search runs
         return dense.result(), lexical, facts
 
     def _dense(self, plan: QueryPlan) -> list[SearchHit]:

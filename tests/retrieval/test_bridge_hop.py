@@ -88,6 +88,24 @@ def test_the_hop_embeds_the_words_of_the_best_passage_the_question_lacks_names_f
     assert bridge_hop.bridge_text("society journal trade", "the Society of the Journal", 5) == ""
 
 
+def test_a_lexical_hop_run_ahead_is_used_only_from_the_same_best_passage() -> None:
+    asked: list[str] = []
+
+    def search(text: str, n: int) -> list[SearchHit]:
+        asked.append(text)
+        return [hit(42)]
+
+    query = plan("In what county is the city where Adam Smith was born?", ["Adam Smith"])
+    query.hop_guess = ("c1", [hit(7)])  # c1 is the best fused passage: no search
+    out = bridge_hop.hop(query, list(FUSED), search, RANKING, 6, "lexical")
+    assert asked == [] and query.trace["retrievers"]["bridge"]["ahead"] is True
+    assert next(h for h in out if h.chunk_id == "c7").ranks["bridge"] == 1
+    query.hop_guess = ("c9", [hit(7)])  # guessed from another passage: searched again
+    out = bridge_hop.hop(query, list(FUSED), search, RANKING, 6, "lexical")
+    assert asked == ["1 passage"] and query.trace["retrievers"]["bridge"]["ahead"] is False
+    assert "c42" in [h.chunk_id for h in out]
+
+
 def test_a_failing_hop_leaves_the_fused_ranking() -> None:
     errors: list[str] = []
 
@@ -156,6 +174,7 @@ def test_a_query_naming_one_thing_hops_through_the_lexical_index_within_access(
         question = "Who was the mayor of the seat of the Lumen Society?"
         anonymous = kb.retrieve(question, top_k=3)
         assert anonymous.trace["retrievers"]["bridge"]["search"] == "lexical"
+        assert anonymous.trace["retrievers"]["bridge"]["ahead"] is True  # the named page led
         assert all("Ferrow" not in h.text for h in anonymous.unstructured)
         bob = kb.retrieve(question, top_k=3, principal="bob")
         assert bob.trace["retrievers"]["bridge"]["search"] == "lexical"
