@@ -198,7 +198,9 @@ class RankingConfig(_Model):
             cost embedding time.
         bridge_lexical_names: Queries that are not described and link at most this many
             names take the hop too, through the lexical index (their chain goes on from the
-            one page they name); 0 keeps the hop to described queries.
+            one page they name); 0 (the default) keeps the hop to described queries. 1 adds
+            recall on both shared sets and stays within the latency bounds embedded, not on
+            servers (README, "Stop 39").
         bridge_lexical_words: Words of the best passage (as for ``bridge_words``) that
             the lexical hop searches for, without the question.
 
@@ -238,7 +240,7 @@ class RankingConfig(_Model):
     bridge_pool: int = Field(default=30, gt=0)
     bridge_rrf_k: float = Field(default=1.0, gt=0)
     bridge_words: int = Field(default=16, gt=0)
-    bridge_lexical_names: int = Field(default=1, ge=0)
+    bridge_lexical_names: int = Field(default=0, ge=0)
     bridge_lexical_words: int = Field(default=8, gt=0)
 
     @model_validator(mode="after")

@@ -14,7 +14,9 @@ from llama_kb.retrieval import bridge_hop
 from llama_kb.retrieval.plan import QueryPlan
 from llama_kb.types import SearchHit
 
-RANKING = RankingConfig(bridge_weight=0.5, bridge_keep=2, bridge_depth=10, bridge_rrf_k=1.0)
+RANKING = RankingConfig(
+    bridge_weight=0.5, bridge_keep=2, bridge_depth=10, bridge_rrf_k=1.0, bridge_lexical_names=1
+)
 
 
 def plan(query: str, surfaces: list[str]) -> QueryPlan:
@@ -37,7 +39,7 @@ def test_described_queries_hop_densely_single_name_ones_lexically_the_rest_not()
     assert bridge_hop.kind(single, RANKING) == "lexical"
     named = plan("Who was born first, Adam Smith or Karl Marx?", ["Adam Smith", "Karl Marx"])
     assert bridge_hop.kind(named, RANKING) is None
-    assert bridge_hop.kind(single, RANKING.model_copy(update={"bridge_lexical_names": 0})) is None
+    assert bridge_hop.kind(single, RankingConfig()) is None  # off by default
     off = RANKING.model_copy(update={"bridge_weight": 0.0})
     assert bridge_hop.kind(described, off) is None and bridge_hop.kind(single, off) is None
 
@@ -157,9 +159,8 @@ def test_a_query_naming_one_thing_hops_through_the_lexical_index_within_access(
     def page(title: str, text: str) -> Document:
         return Document(text=text, metadata={"title": title})
 
-    with KnowledgeBase.open(
-        tmp_path / "kb", embedding=embedding, config=KBConfig(cache_size=0)
-    ) as kb:
+    config = KBConfig(cache_size=0, ranking=RANKING)
+    with KnowledgeBase.open(tmp_path / "kb", embedding=embedding, config=config) as kb:
         kb.add_documents(
             [
                 page("Lumen Society", "The Lumen Society has its seat in Harrowgate."),
