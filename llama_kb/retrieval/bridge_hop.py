@@ -27,7 +27,7 @@ from functools import partial
 from llama_kb.config import RankingConfig
 from llama_kb.retrieval.lexical import lexical_tokens
 from llama_kb.retrieval.plan import QueryPlan
-from llama_kb.retrieval.ranking import is_described
+from llama_kb.retrieval.ranking import is_described, make_hit
 from llama_kb.types import SearchHit
 
 Search = Callable[[str, int], list[SearchHit]]
@@ -73,11 +73,7 @@ def lexical_search(plan: QueryPlan, text: str, n: int) -> list[SearchHit]:
     view = plan.view
     found = view.index.lexical(lexical_tokens(text), n, plan.options.filters)
     view.fetch(c for c, _ in found)
-    hits = []
-    for chunk_id, score in found:
-        passage, meta = view.record(chunk_id)
-        hits.append(SearchHit(chunk_id, str(meta.get("doc_id", "")), passage, score, meta, {}))
-    return hits
+    return [make_hit(view, [], chunk_id, score, {}) for chunk_id, score in found]
 
 
 def apply(
@@ -121,17 +117,17 @@ def hop(
     started = time.perf_counter()
     fixed = hits[: ranking.bridge_keep]
     fixed_docs = {h.doc_id for h in fixed}
-    if kind == "dense":
-        text = f"{plan.query} {bridge_text(plan.query, hits[0].text, ranking.bridge_words)}"
-    else:  # the bridge's own words find its page; the question's only add cost
-        text = bridge_text(plan.query, hits[0].text, ranking.bridge_lexical_words)
-    depth = ranking.bridge_depth + len(fixed)
     guessed = plan.hop_guess if kind == "lexical" else None
     if guessed and guessed[0] == hits[0].chunk_id and len(fixed) == ranking.bridge_keep:
         found = guessed[1]
     else:
         guessed = None
-        found = search(text, depth)
+        if kind == "dense":
+            words = bridge_text(plan.query, hits[0].text, ranking.bridge_words)
+            text = f"{plan.query} {words}"
+        else:  # the bridge's own words find its page; the question's only add cost
+            text = bridge_text(plan.query, hits[0].text, ranking.bridge_lexical_words)
+        found = search(text, ranking.bridge_depth + len(fixed))
     bridge = [h for h in found if h.doc_id not in fixed_docs][: ranking.bridge_depth]
     fused: dict[str, float] = {}
     by_id: dict[str, SearchHit] = {}
