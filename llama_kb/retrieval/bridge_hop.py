@@ -2,33 +2,41 @@
 
 A described multi-hop question ("the association which published X") names its first hop
 only; the passage that answers it names the bridge the next hop needs. So the question is
-embedded again together with the words of the best passage found that the question does not
-hold (:func:`bridge_text`: its names first, ``bridge_words`` words in all; the whole passage
+embedded again together with the words of that passage that the question does not hold
+(:func:`bridge_text`: its names first, ``bridge_words`` words in all; the whole passage
 costs twice the embedding time and was no better), the passages nearest to that pair are
 searched (same filters and access), and they are fused into the ranking below its top
 ``bridge_keep`` passages by weighted reciprocal rank fusion: a passage both lists hold
 rises, and the hop's best passages enter the list.
 
 A query that names a single thing ("the county of the city where X was born") is a chain
-from that thing's page, which the walk usually ranks first; its hop searches the lexical
-index for the first ``bridge_lexical_words`` of those words alone (no second embedding: the
-bridge is a name, and its words find its page). Queries naming several things (most
-comparisons) are left alone: their walk from the named entities already reaches each page.
-Measured on the tune halves of both shared sets (README, "Benchmarks").
+from that thing's page; with ``bridge_lexical_names`` its hop searches the lexical index for
+the first ``bridge_lexical_words`` of those words alone (no second embedding: the bridge is
+a name, and its words find its page). Queries naming several things (most comparisons) are
+left alone: their walk from the named entities already reaches each page.
+
+The hop starts from the best passage of the query's ranking *without* its dense list
+(:func:`start`: its lexical hits and the walk from its names), which is known while the
+query's own embedding and dense search still run: the hop's search then runs beside them
+instead of after fusion. Measured against the best fused passage on both shared sets: the
+same recall (README, "Benchmarks").
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from functools import partial
 
+from llama_kb.background import Pending
 from llama_kb.config import RankingConfig
+from llama_kb.retrieval import trace as observe
+from llama_kb.retrieval.index import Candidates
 from llama_kb.retrieval.lexical import lexical_tokens
 from llama_kb.retrieval.plan import QueryPlan
-from llama_kb.retrieval.ranking import is_described, make_hit
-from llama_kb.types import SearchHit
+from llama_kb.retrieval.ranking import Lexical, is_described, make_hit, rank_graph, rank_semantic
+from llama_kb.types import Route, SearchHit
 
 Search = Callable[[str, int], list[SearchHit]]
 """Search of a text for ``n`` passages, with the plan's filters and access."""
@@ -47,30 +55,61 @@ def kind(plan: QueryPlan, ranking: RankingConfig) -> str | None:
     return None
 
 
-def guess(plan: QueryPlan, ranking: RankingConfig) -> tuple[str, list[SearchHit]] | None:
-    """The lexical hop of ``plan`` run ahead, while its dense search runs: from the first
-    chunk of the page of the name it links, which is the best fused passage for most such
-    queries; :func:`hop` uses it when it is. ``None`` when ``plan`` takes no lexical hop, the
-    page is not there (or not visible), or a read fails (the hop then runs as usual)."""
-    if plan.view is None or not plan.entity_ids or kind(plan, ranking) != "lexical":
-        return None
-    first = plan.entity_ids[0]
-    try:
-        own = [c for c, is_own in plan.view.index.name_links([first], 1).get(first, []) if is_own]
-        passage = plan.view.record(own[0])[0] if own else ""
-        if not passage:
-            return None
-        text = bridge_text(plan.query, passage, ranking.bridge_lexical_words)
-        return own[0], lexical_search(plan, text, ranking.bridge_depth + ranking.bridge_keep)
-    except Exception:  # a guess only saves time: the hop reads again
-        return None
+def start(plan: QueryPlan, lexical: Lexical, ranking: RankingConfig, dense_search: Search) -> None:
+    """Start ``plan``'s second hop, if it takes one (:func:`kind`), in a thread
+    (``plan.hop``): from the best passage of its route's ranking over ``lexical`` and its
+    names alone, before its dense hits are there. Without such a passage :func:`apply`
+    starts it from the best fused one."""
+    hop_kind = kind(plan, ranking) if plan.view is not None else None
+    if hop_kind is None:
+        return
+    started = time.perf_counter()
+    best = _best_without_dense(plan, lexical, ranking)
+    if best is not None:
+        _search_from(plan, best, ranking, hop_kind, dense_search)
+    plan.stages.add("bridge_seed", started, out=int(best is not None))
+
+
+def _best_without_dense(
+    plan: QueryPlan, lexical: Lexical, ranking: RankingConfig
+) -> SearchHit | None:
+    """The best passage of ``plan``'s route ranking with no dense hits, ranked in a view and
+    trace of its own (the query's stay untouched)."""
+    assert plan.view is not None and plan.classification is not None
+    alone = replace(
+        plan,
+        view=Candidates(plan.view.index),
+        options=plan.options.model_copy(update={"explain": False}),
+        trace={},
+        stages=observe.StageRecorder(),
+        parts=None,
+    )
+    assert alone.view is not None
+    route = rank_semantic if plan.classification.label is Route.SEMANTIC else rank_graph
+    best = route(alone, alone.view, [], lexical, ranking, 1, 1)
+    return best[0] if best else None
+
+
+def _search_from(
+    plan: QueryPlan, best: SearchHit, ranking: RankingConfig, hop_kind: str, dense_search: Search
+) -> None:
+    """Start the hop's search from ``best`` in a thread: the question and ``best``'s new words
+    through ``dense_search``, or those words alone through the lexical index."""
+    if hop_kind == "dense":
+        text = f"{plan.query} {bridge_text(plan.query, best.text, ranking.bridge_words)}"
+        search = dense_search
+    else:  # the bridge's own words find its page; the question's only add cost
+        text = bridge_text(plan.query, best.text, ranking.bridge_lexical_words)
+        search = partial(lexical_search, plan)
+    plan.hop = Pending(search, text, ranking.bridge_depth + ranking.bridge_keep)
+    plan.trace.setdefault("retrievers", {})["bridge"] = {"search": hop_kind, "from": best.chunk_id}
 
 
 def lexical_search(plan: QueryPlan, text: str, n: int) -> list[SearchHit]:
-    """The ``n`` best passages for ``text`` in ``plan``'s lexical index (its view: filters and
-    access hold), scored by BM25."""
+    """The ``n`` best passages for ``text`` in ``plan``'s lexical index (filters and access
+    hold), scored by BM25; read through a view of their own (this runs in a thread)."""
     assert plan.view is not None
-    view = plan.view
+    view = Candidates(plan.view.index)
     found = view.index.lexical(lexical_tokens(text), n, plan.options.filters)
     view.fetch(c for c, _ in found)
     return [make_hit(view, [], chunk_id, score, {}) for chunk_id, score in found]
@@ -79,55 +118,49 @@ def lexical_search(plan: QueryPlan, text: str, n: int) -> list[SearchHit]:
 def apply(
     plan: QueryPlan,
     hits: list[SearchHit],
-    dense_search: Search,
     ranking: RankingConfig,
     keep: int,
     degrade: Callable[[str, Exception], None],
-    kind: str = "dense",
+    hop_kind: str,
+    dense_search: Search,
 ) -> list[SearchHit]:
-    """:func:`hop` through ``dense_search`` or :func:`lexical_search` (``kind``), or the
-    ``keep`` best fused passages when there are none or it fails (``degrade`` is told, and
-    raises when the query is strict)."""
+    """``hits`` with the hop's passages fused in (:func:`fuse`), waiting for the hop
+    :func:`start` began (or starting it from the best of ``hits``); the ``keep`` best fused
+    passages when there are none or it fails (``degrade`` is told, and raises when the
+    query is strict)."""
     if not hits:
         return hits
-    search = dense_search if kind == "dense" else partial(lexical_search, plan)
+    started = time.perf_counter()
     try:
-        return hop(plan, hits, search, ranking, keep, kind)
+        if plan.hop is None:
+            _search_from(plan, hits[0], ranking, hop_kind, dense_search)
+        assert plan.hop is not None
+        out = fuse(plan, hits, plan.hop.result(), ranking, keep)
     except Exception as e:
         degrade("bridge", e)
         return hits[:keep]
+    bridge = plan.trace.setdefault("retrievers", {}).setdefault("bridge", {})
+    bridge["ms"] = round((time.perf_counter() - started) * 1000, 3)
+    plan.stages.add("bridge", started, out=bridge["hits"], added=bridge["added"])
+    return out
 
 
-def hop(
+def fuse(
     plan: QueryPlan,
     hits: list[SearchHit],
-    search: Search,
+    found: Sequence[SearchHit],
     ranking: RankingConfig,
     keep: int,
-    kind: str = "dense",
 ) -> list[SearchHit]:
-    """``hits`` (the fused ranking, ``bridge_pool`` deep, not empty) with the second hop's
-    passages (``search``, the :func:`kind` named in the trace) fused in; the ``keep`` best
-    are returned.
+    """``hits`` (the fused ranking, ``bridge_pool`` deep, not empty) with the passages the
+    hop ``found`` fused in below its top ``bridge_keep``; the ``keep`` best are returned.
 
     Scores stay those of the fused ranking by position (rank ``i`` keeps the ``i``-th best
     fused score), so they remain in [0, 1] and descending; each passage the hop found carries
     its rank there under ``ranks["bridge"]``.
     """
-    started = time.perf_counter()
     fixed = hits[: ranking.bridge_keep]
     fixed_docs = {h.doc_id for h in fixed}
-    guessed = plan.hop_guess if kind == "lexical" else None
-    if guessed and guessed[0] == hits[0].chunk_id and len(fixed) == ranking.bridge_keep:
-        found = guessed[1]
-    else:
-        guessed = None
-        if kind == "dense":
-            words = bridge_text(plan.query, hits[0].text, ranking.bridge_words)
-            text = f"{plan.query} {words}"
-        else:  # the bridge's own words find its page; the question's only add cost
-            text = bridge_text(plan.query, hits[0].text, ranking.bridge_lexical_words)
-        found = search(text, ranking.bridge_depth + len(fixed))
     bridge = [h for h in found if h.doc_id not in fixed_docs][: ranking.bridge_depth]
     fused: dict[str, float] = {}
     by_id: dict[str, SearchHit] = {}
@@ -149,10 +182,8 @@ def hop(
         out.append(replace(hit, score=score, ranks=ranks))
     known = {h.chunk_id for h in hits[:keep]}
     added = sum(h.chunk_id not in known for h in out)
-    ms = round((time.perf_counter() - started) * 1000, 3)
-    trace = {"hits": len(bridge), "added": added, "ms": ms, "search": kind, "ahead": bool(guessed)}
-    plan.trace.setdefault("retrievers", {})["bridge"] = trace
-    plan.stages.add("bridge", started, out=len(bridge), added=added, search=kind)
+    trace = plan.trace.setdefault("retrievers", {}).setdefault("bridge", {})
+    trace.update(hits=len(bridge), added=added)
     return out
 
 

@@ -32,7 +32,6 @@ from typing import Any
 
 from llama_index.core.base.embeddings.base import BaseEmbedding
 
-from llama_kb import graph_model as gm
 from llama_kb.access import Principal
 from llama_kb.background import Pending
 from llama_kb.config import QueryOptions, RankingConfig
@@ -43,7 +42,6 @@ from llama_kb.retrieval.cache import QueryCache, cache_key
 from llama_kb.retrieval.classifier import HeuristicClassifier, QueryClassifier
 from llama_kb.retrieval.collector import collection_paused
 from llama_kb.retrieval.fact_ranking import FactRanker
-from llama_kb.retrieval.facts import merge_facts
 from llama_kb.retrieval.fuzzy_names import FuzzyNameLinker
 from llama_kb.retrieval.index import Candidates
 from llama_kb.retrieval.lexical import lexical_tokens
@@ -187,7 +185,7 @@ class ContextEngine:
                 return self._empty(plan)
             dense, lexical, facts = await asyncio.gather(
                 asyncio.to_thread(self._dense, plan),
-                asyncio.to_thread(self._lexical, plan),
+                asyncio.to_thread(self._lexical_and_hop, plan),
                 asyncio.to_thread(self._facts, plan, plan.entity_ids),
             )
             return await asyncio.to_thread(self._finish, plan, dense, lexical, facts)
@@ -301,9 +299,8 @@ class ContextEngine:
     ) -> tuple[list[SearchHit], list[tuple[str, float]], list[Fact]]:
         """Dense hits (in a thread), lexical hits and traversed facts of ``plan``."""
         dense = plan.dense or Pending(self._dense, plan)
-        lexical = self._lexical(plan)
+        lexical = self._lexical_and_hop(plan)
         facts = self._facts(plan, plan.entity_ids)
-        plan.hop_guess = bridge_hop.guess(plan, self.ranking)  # while the dense search runs
         return dense.result(), lexical, facts
 
     def _dense(self, plan: QueryPlan) -> list[SearchHit]:
@@ -326,6 +323,12 @@ class ContextEngine:
         """Dense search of ``text`` with ``plan``'s filters and access."""
         vector = self.embedding.get_query_embedding(text)
         return self.vectors.query(vector, n, plan.options.filters, plan.access)
+
+    def _lexical_and_hop(self, plan: QueryPlan) -> list[tuple[str, float]]:
+        """Lexical hits of ``plan``; its second hop starts from them, if it takes one."""
+        lexical = self._lexical(plan)
+        bridge_hop.start(plan, lexical, self.ranking, partial(self._dense_search, plan))
+        return lexical
 
     def _lexical(self, plan: QueryPlan) -> list[tuple[str, float]]:
         if plan.view is None:
@@ -372,17 +375,13 @@ class ContextEngine:
             hits = ranking.rank_graph(plan, view, dense, lexical, self.ranking, depth, fused)
         plan.stages.add("fusion", started, out=len(hits))
         if hop is not None:
-            dense_search = partial(self._dense_search, plan)
-            hits = bridge_hop.apply(plan, hits, dense_search, self.ranking, keep, plan.degrade, hop)
+            search = partial(self._dense_search, plan)
+            hits = bridge_hop.apply(plan, hits, self.ranking, keep, plan.degrade, hop, search)
         if self.reranker is not None:
             hits = rerank.apply(self.reranker, plan, hits, top_k, plan.degrade)
-        refined: list[str] = []
-        if route is Route.HYBRID and view is not None:
-            top = hits[: self.ranking.refine_from_top]
-            refined = [gm.doc_node_id(h.doc_id) for h in top if h.doc_id]
-            refined = [e for e in dict.fromkeys(refined) if e not in plan.entity_ids]
-            more = self._facts(plan, refined)
-            facts = merge_facts(facts, more, plan.options.max_facts * fact_step.TRAVERSAL_SHARE)
+        facts, refined = fact_step.refine(
+            self.graph, plan, hits, facts, self.ranking.refine_from_top, plan.degrade
+        )
         ranked = hits
         if plan.options.min_score is not None:
             started = time.perf_counter()

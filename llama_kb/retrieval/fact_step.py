@@ -15,7 +15,7 @@ from typing import Any
 
 from llama_kb import graph_model as gm
 from llama_kb.retrieval.fact_ranking import FactRanker, select_facts
-from llama_kb.retrieval.facts import graph_facts
+from llama_kb.retrieval.facts import graph_facts, merge_facts
 from llama_kb.retrieval.payload import Fact
 from llama_kb.retrieval.plan import QueryPlan
 from llama_kb.types import Route, SearchHit
@@ -55,6 +55,26 @@ def traverse(graph: Any, plan: QueryPlan, seeds: Sequence[str], degrade: Degrade
     _timed(plan, started)
     plan.stages.add("facts", started, seeds=len(seeds), out=len(facts))
     return facts
+
+
+def refine(
+    graph: Any,
+    plan: QueryPlan,
+    hits: Sequence[SearchHit],
+    facts: list[Fact],
+    from_top: int,
+    degrade: Degrade,
+) -> tuple[list[Fact], list[str]]:
+    """The hybrid route's deep-dive: ``facts`` merged with those around the documents of the
+    ``from_top`` best passages, and those documents' node ids (the other routes: unchanged,
+    none)."""
+    assert plan.classification is not None
+    if plan.classification.label is not Route.HYBRID or plan.view is None:
+        return facts, []
+    refined = [gm.doc_node_id(h.doc_id) for h in hits[:from_top] if h.doc_id]
+    refined = [e for e in dict.fromkeys(refined) if e not in plan.entity_ids]
+    more = traverse(graph, plan, refined, degrade)
+    return merge_facts(facts, more, plan.options.max_facts * TRAVERSAL_SHARE), refined
 
 
 def rank(

@@ -46,9 +46,9 @@ class QueryPlan:
     dense: Pending[list[SearchHit]] | None = None
     """The dense step, when it was started before linking (it needs only the query)."""
     classification: Classification | None = None
-    hop_guess: tuple[str, list[SearchHit]] | None = None
-    """The lexical hop run while the dense search ran, from the page the query names, as
-    ``(its chunk, what the hop found)`` (:func:`~llama_kb.retrieval.bridge_hop.guess`)."""
+    hop: Pending[list[SearchHit]] | None = None
+    """The second hop's search, started as soon as its passage was known
+    (:func:`~llama_kb.retrieval.bridge_hop.start`)."""
     trace: dict[str, Any] = field(default_factory=dict)
     degraded: list[str] = field(default_factory=list)
     stages: observe.StageRecorder = field(default_factory=observe.StageRecorder)

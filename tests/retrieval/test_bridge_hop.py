@@ -3,12 +3,14 @@ lets see what."""
 
 from __future__ import annotations
 
+import threading
 import time
 
 import pytest
 from llama_index.core import Document
 
 from llama_kb import KBConfig, KnowledgeBase
+from llama_kb.background import Pending
 from llama_kb.config import QueryOptions, RankingConfig
 from llama_kb.retrieval import bridge_hop
 from llama_kb.retrieval.plan import QueryPlan
@@ -44,6 +46,10 @@ def test_described_queries_hop_densely_single_name_ones_lexically_the_rest_not()
     assert bridge_hop.kind(described, off) is None and bridge_hop.kind(single, off) is None
 
 
+def must_not_fail(backend: str, e: Exception) -> None:
+    raise AssertionError(f"{backend}: {e}")
+
+
 def test_the_top_stays_a_shared_passage_rises_and_a_new_one_enters() -> None:
     asked: list[tuple[str, int]] = []
 
@@ -52,15 +58,16 @@ def test_the_top_stays_a_shared_passage_rises_and_a_new_one_enters() -> None:
         return [hit(1), hit(42), hit(9)]  # c1 is fixed at the top: never counted twice
 
     query = plan("who founded the society that publishes the journal", [])
-    out = bridge_hop.hop(query, list(FUSED), search, RANKING, keep=6)
-    assert asked == [(f"{query.query} 1 passage", 12)]
+    out = bridge_hop.apply(query, list(FUSED), RANKING, 6, must_not_fail, "dense", search)
+    assert asked == [(f"{query.query} 1 passage", 12)]  # not started before: from the best
     assert [h.chunk_id for h in out[:2]] == ["c1", "c2"]
     # rest 1/(1 + rank) + hop 0.5/(1 + rank): c3 1, c4 .5, c42 .5, c9 1/7 + .25, c5 1/3
     assert [h.chunk_id for h in out] == ["c1", "c2", "c3", "c4", "c42", "c9"]
     assert out[4].ranks == {"vector": 42, "bridge": 1}
     assert out[5].ranks == {"vector": 9, "bridge": 2}
     assert [h.score for h in out] == [h.score for h in FUSED[:6]]  # fused scores by position
-    assert query.trace["retrievers"]["bridge"]["added"] == 2
+    bridge = query.trace["retrievers"]["bridge"]
+    assert (bridge["from"], bridge["search"], bridge["added"]) == ("c1", "dense", 2)
 
 
 def test_the_hop_embeds_the_words_of_the_best_passage_the_question_lacks_names_first() -> None:
@@ -80,9 +87,8 @@ def test_the_hop_embeds_the_words_of_the_best_passage_the_question_lacks_names_f
         {},
     )
     query = plan("who founded the society that publishes the journal", [])
-    bridge_hop.hop(
-        query, [best, *FUSED[1:]], search, RANKING.model_copy(update={"bridge_words": 7}), 6
-    )
+    seven = RANKING.model_copy(update={"bridge_words": 7})
+    bridge_hop.apply(query, [best, *FUSED[1:]], seven, 6, must_not_fail, "dense", search)
     # question words, stopwords and repeats left out; names (and numbers) before other words
     assert asked == [f"{query.query} Trade; 1851 (Royal) Guild Weavers Bristol, old"]
     text = bridge_hop.bridge_text("who founded it", best.text, 100)
@@ -90,22 +96,14 @@ def test_the_hop_embeds_the_words_of_the_best_passage_the_question_lacks_names_f
     assert bridge_hop.bridge_text("society journal trade", "the Society of the Journal", 5) == ""
 
 
-def test_a_lexical_hop_run_ahead_is_used_only_from_the_same_best_passage() -> None:
-    asked: list[str] = []
-
+def test_a_hop_already_started_is_waited_for_not_searched_again() -> None:
     def search(text: str, n: int) -> list[SearchHit]:
-        asked.append(text)
-        return [hit(42)]
+        raise AssertionError("searched again")
 
     query = plan("In what county is the city where Adam Smith was born?", ["Adam Smith"])
-    query.hop_guess = ("c1", [hit(7)])  # c1 is the best fused passage: no search
-    out = bridge_hop.hop(query, list(FUSED), search, RANKING, 6, "lexical")
-    assert asked == [] and query.trace["retrievers"]["bridge"]["ahead"] is True
+    query.hop = Pending(lambda: [hit(7)])
+    out = bridge_hop.apply(query, list(FUSED), RANKING, 6, must_not_fail, "lexical", search)
     assert next(h for h in out if h.chunk_id == "c7").ranks["bridge"] == 1
-    query.hop_guess = ("c9", [hit(7)])  # guessed from another passage: searched again
-    out = bridge_hop.hop(query, list(FUSED), search, RANKING, 6, "lexical")
-    assert asked == ["1 passage"] and query.trace["retrievers"]["bridge"]["ahead"] is False
-    assert "c42" in [h.chunk_id for h in out]
 
 
 def test_a_failing_hop_leaves_the_fused_ranking() -> None:
@@ -118,9 +116,9 @@ def test_a_failing_hop_leaves_the_fused_ranking() -> None:
         errors.append(f"{backend}: {e}")
 
     query = plan("who founded the society that publishes the journal", [])
-    out = bridge_hop.apply(query, list(FUSED), broken, RANKING, 3, degrade)
+    out = bridge_hop.apply(query, list(FUSED), RANKING, 3, degrade, "dense", broken)
     assert out == FUSED[:3] and errors == ["bridge: vector store down"]
-    assert bridge_hop.apply(query, [], broken, RANKING, 3, degrade) == []
+    assert bridge_hop.apply(query, [], RANKING, 3, degrade, "dense", broken) == []
 
 
 @pytest.fixture
@@ -140,6 +138,37 @@ def journal_kb(tmp_path, embedding):
             access="user:bob",
         )
         yield kb
+
+
+class HeldQuestion:
+    """Embeds as ``inner``, but holds the question's embedding until another text (the
+    hop's) is embedded, or 10 s pass; records the order."""
+
+    def __init__(self, inner, question: str) -> None:
+        self.inner, self.question = inner, question
+        self.other_started = threading.Event()
+        self.order: list[str] = []
+
+    def get_query_embedding(self, text: str) -> list[float]:
+        if text == self.question:
+            self.other_started.wait(10)
+        else:
+            self.other_started.set()
+        self.order.append("question" if text == self.question else "hop")
+        return self.inner.get_query_embedding(text)
+
+
+def test_the_hop_searches_while_the_questions_own_dense_search_runs(journal_kb) -> None:
+    question = "Who was the first president of the society that publishes the tidal quarterly?"
+    held = HeldQuestion(journal_kb.engine.embedding, question)
+    journal_kb.engine.embedding = held
+    found = journal_kb.retrieve(question, top_k=4)
+    assert held.order == ["hop", "question"]  # the hop did not wait for the dense search
+    # it started from the best passage without dense hits: the lexical and graph ranking's
+    quarterly = next(h for h in found.unstructured if "Quarterly" in h.text)
+    assert found.trace["retrievers"]["bridge"]["from"] == quarterly.chunk_id
+    assert found.trace["retrievers"]["bridge"]["search"] == "dense"
+    assert "bridge_seed" in [stage["name"] for stage in found.trace["stages"]]
 
 
 def test_the_hop_runs_for_described_queries_and_respects_access(journal_kb) -> None:
@@ -175,7 +204,8 @@ def test_a_query_naming_one_thing_hops_through_the_lexical_index_within_access(
         question = "Who was the mayor of the seat of the Lumen Society?"
         anonymous = kb.retrieve(question, top_k=3)
         assert anonymous.trace["retrievers"]["bridge"]["search"] == "lexical"
-        assert anonymous.trace["retrievers"]["bridge"]["ahead"] is True  # the named page led
+        society = next(h for h in anonymous.unstructured if h.text.startswith("The Lumen"))
+        assert anonymous.trace["retrievers"]["bridge"]["from"] == society.chunk_id
         assert all("Ferrow" not in h.text for h in anonymous.unstructured)
         bob = kb.retrieve(question, top_k=3, principal="bob")
         assert bob.trace["retrievers"]["bridge"]["search"] == "lexical"
