@@ -194,8 +194,12 @@ class RankingConfig(_Model):
         bridge_pool: Fused passages the hop's results are fused with.
         bridge_rrf_k: The ``k`` of that reciprocal rank fusion (small: rank matters).
         bridge_words: Words of the best passage embedded with the question: those the
-            question does not hold, its names first (``bridge_hop.bridge_text``); more only
+            question does not hold, its names first (``bridge_hop.bridge_text``). 8 had the
+            best recall on the tune half of MuSiQue among 4 to 16 (README, "Stop 40"); more
             cost embedding time.
+        bridge_seed_steps: PageRank steps of the ranking the hop starts from (its best
+            passage without dense hits, ``bridge_hop.start``): 2 found as good a passage as
+            the full walk on both shared sets (README, "Stop 40"), in less time.
         bridge_lexical_names: Queries that are not described and link at most this many
             names take the hop too, through the lexical index (their chain goes on from the
             one page they name); 0 (the default) keeps the hop to described queries. 1 adds
@@ -239,7 +243,8 @@ class RankingConfig(_Model):
     bridge_depth: int = Field(default=10, gt=0)
     bridge_pool: int = Field(default=30, gt=0)
     bridge_rrf_k: float = Field(default=1.0, gt=0)
-    bridge_words: int = Field(default=16, gt=0)
+    bridge_words: int = Field(default=8, gt=0)
+    bridge_seed_steps: int = Field(default=2, gt=0)
     bridge_lexical_names: int = Field(default=0, ge=0)
     bridge_lexical_words: int = Field(default=8, gt=0)
 

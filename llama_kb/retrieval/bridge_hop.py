@@ -73,8 +73,9 @@ def start(plan: QueryPlan, lexical: Lexical, ranking: RankingConfig, dense_searc
 def _best_without_dense(
     plan: QueryPlan, lexical: Lexical, ranking: RankingConfig
 ) -> SearchHit | None:
-    """The best passage of ``plan``'s route ranking with no dense hits, ranked in a view and
-    trace of its own (the query's stay untouched)."""
+    """The best passage of ``plan``'s route ranking with no dense hits and a walk of
+    ``bridge_seed_steps`` steps, ranked in a view and trace of their own (the query's stay
+    untouched)."""
     assert plan.view is not None and plan.classification is not None
     alone = replace(
         plan,
@@ -86,7 +87,8 @@ def _best_without_dense(
     )
     assert alone.view is not None
     route = rank_semantic if plan.classification.label is Route.SEMANTIC else rank_graph
-    best = route(alone, alone.view, [], lexical, ranking, 1, 1)
+    short = ranking.model_copy(update={"ppr_iterations": ranking.bridge_seed_steps})
+    best = route(alone, alone.view, [], lexical, short, 1, 1)
     return best[0] if best else None
 
 
