@@ -74,12 +74,12 @@ def _best_without_dense(
     plan: QueryPlan, lexical: Lexical, ranking: RankingConfig
 ) -> SearchHit | None:
     """The best passage of ``plan``'s route ranking with no dense hits and a walk of
-    ``bridge_seed_steps`` steps, ranked in a view and trace of their own (the query's stay
-    untouched)."""
+    ``bridge_seed_steps`` steps, ranked with a trace of its own (the query's stays
+    untouched; its view keeps the records and neighbourhoods read, and the query's own
+    ranking sets its rows anew)."""
     assert plan.view is not None and plan.classification is not None
     alone = replace(
         plan,
-        view=Candidates(plan.view.index),
         options=plan.options.model_copy(update={"explain": False}),
         trace={},
         stages=observe.StageRecorder(),

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from llama_kb import graph_model as gm
+from llama_kb.retrieval.walk import LocalGraph
 from llama_kb.stores.search import SearchIndex
 
 
@@ -27,6 +28,8 @@ class Candidates:
     names: dict[str, str] = field(default_factory=dict)
     """Graph node id -> display name, for the names the query touched."""
     records: dict[str, tuple[str, dict[str, Any]]] = field(default_factory=dict)
+    walked: LocalGraph | None = None
+    """The graph neighbourhoods this query's walks read (:meth:`local_graph`)."""
 
     def __post_init__(self) -> None:
         self.row_of = {c: i for i, c in enumerate(self.chunk_ids)}
@@ -35,6 +38,13 @@ class Candidates:
         """Make ``chunk_ids`` (deduplicated, in order) the rows."""
         self.chunk_ids = tuple(dict.fromkeys(chunk_ids))
         self.row_of = {c: i for i, c in enumerate(self.chunk_ids)}
+
+    def local_graph(self, title_pull: float) -> LocalGraph:
+        """The query's graph for a walk: a second walk (the second hop's passage is ranked
+        before the query's own ranking) reads only what the first did not."""
+        if self.walked is None or self.walked.title_pull != title_pull:
+            self.walked = LocalGraph(self.index, self.index.chunk_count(), title_pull)
+        return self.walked
 
     def fetch(self, chunk_ids: Iterable[str]) -> None:
         """Read the text and metadata of ``chunk_ids`` not read yet."""

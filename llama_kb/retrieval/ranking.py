@@ -23,7 +23,7 @@ from llama_kb.retrieval import explain as debug
 from llama_kb.retrieval.index import Candidates, top_rows
 from llama_kb.retrieval.lexical import lexical_tokens
 from llama_kb.retrieval.plan import QueryPlan
-from llama_kb.retrieval.walk import LocalGraph, personalized_pagerank
+from llama_kb.retrieval.walk import personalized_pagerank
 from llama_kb.types import Route, SearchHit
 
 Lexical = Sequence[tuple[str, float]]
@@ -72,7 +72,7 @@ def rank_graph(
     """The ``keep`` best chunks by PPR from the query's entities (and hits) plus a share of
     the dense+lexical score."""
     assert plan.classification is not None
-    local = LocalGraph(view.index, view.index.chunk_count(), ranking.title_pull)
+    local = view.local_graph(ranking.title_pull)
     local.load_names(plan.entity_ids)
     name_seeds = {e: 1.0 for e in dict.fromkeys(plan.entity_ids) if local.name_chunks.get(e)}
     view.set_rows([*(h.chunk_id for h in dense), *(c for c, _ in lexical)])
