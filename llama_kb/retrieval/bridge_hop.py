@@ -85,10 +85,9 @@ def _best_without_dense(
         stages=observe.StageRecorder(),
         parts=None,
     )
-    assert alone.view is not None
     route = rank_semantic if plan.classification.label is Route.SEMANTIC else rank_graph
     short = ranking.model_copy(update={"ppr_iterations": ranking.bridge_seed_steps})
-    best = route(alone, alone.view, [], lexical, short, 1, 1)
+    best = route(alone, plan.view, [], lexical, short, 1, 1)
     return best[0] if best else None
 
 
