@@ -114,6 +114,20 @@ SEARCH_SCHEMA = (
 
 
 NAME_VOCAB = "CREATE VIRTUAL TABLE name_vocab USING fts5vocab(name_fts, 'row')"
+
+
+def chunk_df(conn: sqlite3.Connection, word: str) -> int:
+    """Chunks holding ``word`` in the whole full-text index."""
+    row = conn.execute("SELECT doc FROM chunk_vocab WHERE term = ?", [word]).fetchone()
+    return int(row[0]) if row else 0
+
+
+def name_gram_df(conn: sqlite3.Connection, gram: str) -> int:
+    """Names holding the trigram ``gram`` (FTS5's trigram tokens are lower case)."""
+    row = conn.execute("SELECT doc FROM name_vocab WHERE term = ?", [gram.lower()]).fetchone()
+    return int(row[0]) if row else 0
+
+
 """Schema version 4: how many names hold each trigram (fuzzy linking keeps the rarest)."""
 
 

@@ -127,6 +127,15 @@ def _chunks(values: list[Any], size: int = _BATCH) -> Iterator[list[Any]]:
         yield values[i : i + size]
 
 
+def _nodes_at(conn: sqlite3.Connection, rowids: list[int]) -> dict[str, tuple[int, str | None]]:
+    """Node uri -> ``(rowid, name)`` of the nodes at ``rowids``."""
+    found: dict[str, tuple[int, str | None]] = {}
+    for chunk in _chunks(rowids):
+        query = f"SELECT rowid, uri, name FROM nodes WHERE rowid IN ({_marks(chunk)})"
+        found.update((uri, (row, name)) for row, uri, name in conn.execute(query, chunk))
+    return found
+
+
 def _marks(values: Sequence[Any]) -> str:
     return ", ".join("?" * len(values))
 

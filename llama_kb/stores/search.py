@@ -21,9 +21,11 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Collection, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from llama_kb.lru import LRU
+
+H = TypeVar("H", bound=Hashable)
 
 Filters = Mapping[str, Any]
 """``{"field": value}`` (equality) or ``{"field": [a, b]}`` (any of) on chunk metadata."""
@@ -228,17 +230,41 @@ def by_shared_grams(
     holders: Mapping[str, Sequence[tuple[str, str]]], text: str, k: int
 ) -> list[str]:
     """The ids of the ``k`` names holding the most of the trigrams in ``holders`` (trigram
-    -> ``(id, name)`` of the names holding it), then those closest in length to ``text``,
-    then by id. The order depends on the listed names alone: a restricted view that lists
-    its visible names gets an order no hidden name moves (a full-text score would weigh the
-    trigrams by counts over every name)."""
-    shared: dict[str, int] = {}
-    length: dict[str, int] = {}
+    -> ``(id, name)`` of the names holding it), ordered by :func:`ranked_by_shared`."""
+    names = {node_id: name for found in holders.values() for node_id, name in found}
+    shared = shared_grams(
+        {gram: [node_id for node_id, _ in found] for gram, found in holders.items()}
+    )
+    return ranked_by_shared(shared, names, text, k)
+
+
+def shared_grams(holders: Mapping[str, Iterable[H]]) -> dict[H, int]:
+    """How many of the trigrams in ``holders`` (trigram -> who holds it) each holder holds."""
+    shared: dict[H, int] = {}
     for found in holders.values():
-        for node_id, name in dict.fromkeys(found):
-            shared[node_id] = shared.get(node_id, 0) + 1
-            length[node_id] = abs(len(name or "") - len(text))
-    return sorted(shared, key=lambda n: (-shared[n], length[n], n))[:k]
+        for holder in dict.fromkeys(found):
+            shared[holder] = shared.get(holder, 0) + 1
+    return shared
+
+
+def contenders(shared: Mapping[H, int], k: int) -> list[H]:
+    """The holders :func:`ranked_by_shared` may put among its first ``k``: those holding at
+    least as many trigrams as the ``k``-th most (only their names need reading)."""
+    if k <= 0 or not shared:
+        return []
+    floor = sorted(shared.values(), reverse=True)[min(k, len(shared)) - 1]
+    return [holder for holder, count in shared.items() if count >= floor]
+
+
+def ranked_by_shared(
+    shared: Mapping[str, int], names: Mapping[str, str | None], text: str, k: int
+) -> list[str]:
+    """The ``k`` ids holding the most trigrams (``shared``), then those whose names are closest
+    in length to ``text``, then by id. The order depends on the listed names alone: a
+    restricted view that lists its visible names gets an order no hidden name moves (a
+    full-text score would weigh the trigrams by counts over every name)."""
+    gap = {n: abs(len(names.get(n) or "") - len(text)) for n in shared}
+    return sorted(shared, key=lambda n: (-shared[n], gap[n], n))[:k]
 
 
 def restricted(index: SearchIndex, visible: frozenset[str]) -> SearchIndex:

@@ -17,22 +17,25 @@ from llama_kb.stores import _sqlite_bm25 as bm25
 from llama_kb.stores._sqlite_access import access_condition
 from llama_kb.stores._sqlite_db import SQLiteDatabase
 from llama_kb.stores._sqlite_facts import read_facts
-from llama_kb.stores._sqlite_rows import _chunks, _json_path, _marks, _unique
+from llama_kb.stores._sqlite_index import chunk_df, name_gram_df
+from llama_kb.stores._sqlite_rows import _chunks, _json_path, _marks, _nodes_at, _unique
 from llama_kb.stores.search import (
     LINK_RELATIONS,
     Filters,
     LexicalPruning,
     NameForm,
     NameStats,
-    by_shared_grams,
     cached_counts,
+    contenders,
+    ranked_by_shared,
+    shared_grams,
 )
 
 _LINKS = _marks(LINK_RELATIONS)
 _MENTION_RELATIONS = [r for r in LINK_RELATIONS if r != "PART_OF"]
 VIEW_COUNTS = 50_000
-"""Counts the restricted views of one store keep, per revision and view (least recently used
-first out): how many visible names hold a trigram, how many visible chunks a common word."""
+"""Counts one store's indexes keep, per revision and view (least recently used first out):
+how many (visible) names hold a trigram, how many visible chunks a common word."""
 
 
 class SQLiteSearchIndex(LexicalPruning):
@@ -172,7 +175,7 @@ class SQLiteSearchIndex(LexicalPruning):
             df: dict[str, int] = {}
             common: list[str] = []
             for word in words:
-                if self.common_share >= 1.0 or _vocab_df(conn, word) <= ceiling:
+                if self.common_share >= 1.0 or chunk_df(conn, word) <= ceiling:
                     lists[word] = bm25.postings(conn, word, self._keys)
                     df[word] = len(lists[word])
                 else:
@@ -203,7 +206,7 @@ class SQLiteSearchIndex(LexicalPruning):
             return words
         with self._db.read() as conn:
             total = int(conn.execute("SELECT value FROM meta WHERE key = 'chunks'").fetchone()[0])
-            df = {w: _vocab_df(conn, w) for w in words}
+            df = {w: chunk_df(conn, w) for w in words}
         return self.informative(words, df, total)
 
     def phrase_chunks(self, phrases: Sequence[str], batch: int = 200) -> set[str]:
@@ -246,10 +249,9 @@ class SQLiteSearchIndex(LexicalPruning):
     def similar_names(self, text: str, k: int) -> list[str]:
         """Names sharing the most character trigrams with ``text`` (FTS5 trigram index),
         among the names holding its ``rare_grams`` rarest trigrams within
-        ``gram_postings_budget`` (a common one, "the", would match most names); ordered by
-        :func:`~llama_kb.stores.search.by_shared_grams`. A restricted view counts and lists
-        its visible names only (at most ``gram_postings_budget + 1`` per trigram); its counts
-        are kept until the next write."""
+        ``gram_postings_budget`` (a common one, "the", would match most names), ranked by
+        :func:`~llama_kb.stores.search.ranked_by_shared` (only the contenders' names are read).
+        A restricted view counts and lists its visible names only (counts kept until a write)."""
         padded = " ".join(text.split())
         grams = _unique(padded[i : i + 3] for i in range(len(padded) - 2))
         grams = [g for g in grams if g.strip() and '"' not in g]
@@ -257,30 +259,36 @@ class SQLiteSearchIndex(LexicalPruning):
             return []
         named, access = self._named("n.uri")
         cap = self.gram_postings_budget + 1
-        sql = (
-            "SELECT n.uri, n.name FROM name_fts JOIN nodes n ON n.rowid = name_fts.rowid "
-            f"WHERE name_fts MATCH ?{named} LIMIT ?"
-        )
+        joined = " JOIN nodes n ON n.rowid = name_fts.rowid" if named else ""
+        sql = f"SELECT name_fts.rowid FROM name_fts{joined} WHERE name_fts MATCH ?{named} LIMIT ?"
         with self._db.read() as conn:
-
-            def holders(gram: str) -> list[tuple[str, str]]:
-                return conn.execute(sql, [f'"{gram}"', *access, cap]).fetchall()
-
-            if self.visible is None:  # the index's own counts are this view's
-                df = {g: min(_gram_df(conn, g), cap) for g in grams}
-            else:  # once per revision and view; a gram no name holds is skipped uncounted
+            revision = _revision(conn)  # counts are kept per revision (and view)
+            df = cached_counts(
+                self._view_counts,
+                (revision, None, cap),
+                grams,
+                lambda missing: {g: min(name_gram_df(conn, g), cap) for g in missing},
+            )
+            if self.visible is not None:  # a gram no name holds is skipped uncounted
                 counted = f"SELECT count(*) FROM ({sql})"
                 df = cached_counts(
                     self._view_counts,
-                    (_revision(conn), tuple(self._keys), cap),
-                    [g for g in grams if _gram_df(conn, g)],
+                    (revision, tuple(self._keys), cap),
+                    [g for g in grams if df[g]],
                     lambda missing: {
                         g: int(conn.execute(counted, [f'"{g}"', *access, cap]).fetchone()[0])
                         for g in missing
                     },
                 )
-            found = {g: holders(g) for g in self.kept_grams(df)}
-        return by_shared_grams(found, text, k)
+            kept = self.kept_grams(df)
+            shared = shared_grams(
+                {g: [r for (r,) in conn.execute(sql, [f'"{g}"', *access, cap])] for g in kept}
+            )
+            nodes = _nodes_at(conn, contenders(shared, k))
+        names = {uri: name for uri, (_, name) in nodes.items()}
+        return ranked_by_shared(
+            {uri: shared[row] for uri, (row, _) in nodes.items()}, names, text, k
+        )
 
     def display_names(self, node_ids: Sequence[str]) -> dict[str, str]:
         """Node id -> name for the named nodes among ``node_ids``."""
@@ -405,18 +413,6 @@ class SQLiteSearchIndex(LexicalPruning):
 
 def _revision(conn: Any) -> int:
     return int(conn.execute("SELECT value FROM meta WHERE key = 'revision'").fetchone()[0])
-
-
-def _vocab_df(conn: Any, word: str) -> int:
-    """Chunks holding ``word`` in the whole index."""
-    row = conn.execute("SELECT doc FROM chunk_vocab WHERE term = ?", [word]).fetchone()
-    return int(row[0]) if row else 0
-
-
-def _gram_df(conn: Any, gram: str) -> int:
-    """Names holding the trigram ``gram`` (FTS5's trigram tokens are lower case)."""
-    row = conn.execute("SELECT doc FROM name_vocab WHERE term = ?", [gram.lower()]).fetchone()
-    return int(row[0]) if row else 0
 
 
 def _matching(conn: Any, uris: list[str], where: str, params: list[Any]) -> set[str]:

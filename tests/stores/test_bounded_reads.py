@@ -106,3 +106,42 @@ def test_lexical_top_k_breaks_ties_by_id_with_or_without_filters(tmp_path: Path)
         assert [c for c, _ in with_filter] == [c for c, _ in best]
         scoped = index.scoped(frozenset({"public"})).lexical(["quasar"], 5)  # every row visible
         assert [c for c, _ in scoped] == [c for c, _ in best]
+
+
+def test_fuzzy_name_lookup_ranks_as_if_it_read_every_holders_name(tmp_path: Path) -> None:
+    from llama_kb.stores._sqlite_index import name_gram_df
+    from llama_kb.stores.search import contenders, ranked_by_shared, shared_grams
+
+    # names sharing 1, 2 or 3 of the span's rare trigrams, of many lengths: ties in count are
+    # broken by length, so the contenders at the k-th count must all be read
+    crowd = [f"Qzx{'w' * (i % 7)} Vby{'k' * (i % 5)}" for i in range(400)]
+    crowd += [f"Item {i} Qzx" for i in range(300)] + ["Qzxw Vbyk Jqp"]
+    with SQLitePropertyGraphStore(tmp_path / "g.sqlite") as store:
+        store.upsert_nodes([gm.entity_node(n) for n in crowd])
+        index = store.search_index
+        for span, k in [("Qzxw Vbyk Jqp", 5), ("Qzx Vby", 16), ("Qzxww", 3)]:
+            grams = {span[i : i + 3] for i in range(len(span) - 2)} - {"   "}
+            cap = index.gram_postings_budget + 1
+            df = {g: min(name_gram_df(store.client, g), cap) for g in grams}
+            holders = {
+                g: [u for (u,) in store.client.execute(
+                    "SELECT n.uri FROM name_fts JOIN nodes n ON n.rowid = name_fts.rowid "
+                    "WHERE name_fts MATCH ?", [f'"{g}"'])]
+                for g in index.kept_grams(df)
+            }  # fmt: skip
+            names = index.display_names(sorted({u for us in holders.values() for u in us}))
+            every = ranked_by_shared(shared_grams(holders), names, span, k)
+            assert index.similar_names(span, k) == every, span
+    shared = {"a": 3, "b": 2, "c": 2, "d": 1}
+    assert sorted(contenders(shared, 2)) == ["a", "b", "c"]  # b and c tie at the 2nd count
+    assert sorted(contenders(shared, 9)) == ["a", "b", "c", "d"]
+    assert contenders(shared, 0) == [] and contenders({}, 3) == []
+
+
+def test_fuzzy_name_counts_kept_between_lookups_move_with_a_write(tmp_path: Path) -> None:
+    with SQLitePropertyGraphStore(tmp_path / "g.sqlite") as store:
+        store.upsert_nodes([gm.entity_node("Harlow Quayside")])
+        index = store.search_index
+        assert index.similar_names("Zyxwv Pkog", 3) == []  # no name holds its trigrams
+        store.upsert_nodes([gm.entity_node("Zyxwv Pkog")])
+        assert index.similar_names("Zyxwv Pkog", 3) == [gm.entity_node_id("Zyxwv Pkog")]
