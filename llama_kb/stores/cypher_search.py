@@ -47,8 +47,10 @@ from llama_kb.stores.search import (
     Filters,
     NameForm,
     NameStats,
-    by_shared_grams,
     cached_counts,
+    contenders,
+    ranked_by_shared,
+    shared_grams,
 )
 
 
@@ -170,37 +172,38 @@ class CypherSearchIndex(CypherSearchBase):
     def similar_names(self, text: str, k: int) -> list[str]:
         """Names sharing the most character trigrams with ``text`` (the server's full-text
         index over name trigrams), among the names holding its ``rare_grams`` rarest
-        trigrams within ``gram_postings_budget``; ordered by
-        :func:`~llama_kb.stores.search.by_shared_grams`. A restricted view counts and lists
-        its visible names only (at most ``gram_postings_budget + 1`` per trigram, one
-        bounded query each)."""
+        trigrams within ``gram_postings_budget``; ranked by
+        :func:`~llama_kb.stores.search.ranked_by_shared`, reading the names of the
+        :func:`~llama_kb.stores.search.contenders` only. A view counts and lists its visible
+        names only (at most ``gram_postings_budget + 1`` per trigram, one bounded query
+        each); counts are kept per revision and view."""
         grams = gram_tokens(text)
         if not grams or k <= 0:
             return []
         cap = self.gram_postings_budget + 1
-        if self.visible is None:  # the server counts every trigram's names in one query
-            queries = {or_query([g], self._search.any_of): g for g in grams}
-            counted = self._query(
-                f"UNWIND $grams AS g {self._search.name_grams.replace('$q', 'g')} "
-                "RETURN g, count(node)",
-                {"grams": list(queries)},
-                "fuzzy name counts",
-            )
-            df = {queries[str(q)]: min(int(n), cap) for q, n in counted}
-        else:  # counted once per revision and view
-            scope = (self._revision(), self._view, cap, "trigrams")
-            df = cached_counts(
-                self._word_counts,
-                scope,
-                grams,
-                lambda missing: {
-                    g: int(rows[0][0]) if rows else 0  # no row: nothing to count
-                    for g, rows in self._gram_holders(missing, cap, "count(n) AS found").items()
-                },
-            )
-        holders = self._gram_holders(self.kept_grams(df), cap, "n.id AS id, n.name AS name")
-        found = {g: [(str(i), str(name or "")) for i, name in rows] for g, rows in holders.items()}
-        return by_shared_grams(found, text, k)
+
+        def count(missing: list[str]) -> dict[str, int]:
+            if self.visible is None:  # the server counts every trigram's names in one query
+                queries = {or_query([g], self._search.any_of): g for g in missing}
+                counted = self._query(
+                    f"UNWIND $grams AS g {self._search.name_grams.replace('$q', 'g')} "
+                    "RETURN g, count(node)",
+                    {"grams": list(queries)},
+                    "fuzzy name counts",
+                )
+                found = {queries[str(q)]: min(int(n), cap) for q, n in counted}
+                return {g: found.get(g, 0) for g in missing}
+            return {
+                g: int(rows[0][0]) if rows else 0  # no row: nothing to count
+                for g, rows in self._gram_holders(missing, cap, "count(n) AS found").items()
+            }
+
+        scope = (self._revision(), self._view, cap, "trigrams")
+        df = cached_counts(self._word_counts, scope, grams, count)
+        holders = self._gram_holders(self.kept_grams(df), cap, "n.id AS id")
+        shared = shared_grams({g: [str(row[0]) for row in rows] for g, rows in holders.items()})
+        near = contenders(shared, k)
+        return ranked_by_shared({n: shared[n] for n in near}, self.display_names(near), text, k)
 
     def _gram_holders(
         self, grams: Sequence[str], cap: int, returned: str

@@ -226,18 +226,6 @@ def cached_counts(
     return found
 
 
-def by_shared_grams(
-    holders: Mapping[str, Sequence[tuple[str, str]]], text: str, k: int
-) -> list[str]:
-    """The ids of the ``k`` names holding the most of the trigrams in ``holders`` (trigram
-    -> ``(id, name)`` of the names holding it), ordered by :func:`ranked_by_shared`."""
-    names = {node_id: name for found in holders.values() for node_id, name in found}
-    shared = shared_grams(
-        {gram: [node_id for node_id, _ in found] for gram, found in holders.items()}
-    )
-    return ranked_by_shared(shared, names, text, k)
-
-
 def shared_grams(holders: Mapping[str, Iterable[H]]) -> dict[H, int]:
     """How many of the trigrams in ``holders`` (trigram -> who holds it) each holder holds."""
     shared: dict[H, int] = {}
