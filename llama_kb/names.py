@@ -225,20 +225,22 @@ def _capitalised(word: str) -> bool:
 
 
 _CONNECTORS = frozenset({"of", "the", "de", "da", "del", "di", "du", "la", "le", "van", "von"})
-_FUNCTION_WORDS = frozenset(
-    {
-        "who", "what", "which", "where", "when", "why", "how", "is", "are", "was", "were",
-        "did", "do", "does", "can", "could", "the", "a", "an", "in", "on", "of", "for", "to",
-        "and", "or", "tell", "describe", "explain", "list", "show",
-    }
-)  # fmt: skip
+STOPWORDS = frozenset(
+    """a an the of in on at to for from by with and or is was were are be been being as that
+    this these those it its which who whom whose what when where why how did does do has have
+    had than then there their they he she his her him i you we our your not no but if into
+    about""".split()  # noqa: SIM905 - a word list reads better as text
+)
+"""Words too common to search by or to start a name span with (folded)."""
+
+_FUNCTION_WORDS = STOPWORDS | {"can", "could", "tell", "describe", "explain", "list", "show"}
 
 
 def candidate_spans(text: str, max_spans: int = 5) -> list[str]:
     """Runs of capitalised words that may name something ("Nathan H Juran", "Bank of Mars").
 
     Lower-case connectors ("of", "de", ...) may sit inside a run; leading function words
-    ("Who", "The", ...) are dropped. Used to link names the exact matcher missed.
+    ("Who", "The", "There", ...) are dropped. Used to link names the exact matcher missed.
     """
     words = list(_TOKEN.finditer(text))
     spans: list[str] = []

@@ -15,13 +15,19 @@ from collections.abc import Hashable
 from llama_kb.config import QueryOptions
 from llama_kb.lru import LRU
 from llama_kb.retrieval.payload import FusedContext
+from llama_kb.stores.search import SearchIndex
 
 
 def cache_key(
-    query: str, options: QueryOptions, revision: int, access: frozenset[str] | None = None
-) -> Hashable:
+    query: str, options: QueryOptions, index: SearchIndex, access: frozenset[str] | None = None
+) -> Hashable | None:
     """The identity of a result: the query, every option, the access keys read (``None``:
-    all) and the index revision."""
+    all) and the index revision; ``None`` (no caching) when the index cannot say its
+    revision, since then nobody knows whether a cached result is still current."""
+    try:
+        revision = index.revision
+    except Exception:
+        return None
     options_json = json.dumps(options.model_dump(mode="json"), sort_keys=True)
     return (query, options_json, revision, access)
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Hashable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from dataclasses import replace
 from functools import partial
@@ -219,7 +219,8 @@ class ContextEngine:
 
     def _plan(self, query: str, options: dict[str, Any], dense_first: bool = False) -> QueryPlan:
         """Open the query: its index view (or its cached result), linked names and route.
-        With ``dense_first`` the dense step starts in a thread before linking."""
+        With ``dense_first`` the dense step starts in a thread before linking, and the
+        lexical step before a fuzzy name lookup."""
         options = dict(options)
         principal = self._principal(options.pop("principal", None))
         plan = QueryPlan(
@@ -236,7 +237,7 @@ class ContextEngine:
             index = self._view(principal)
             plan.access = index.visible
             if self.cache.size and not plan.options.explain:
-                plan.cache_key = self._cache_key(plan, index)
+                plan.cache_key = cache_key(plan.query, plan.options, index, plan.access)
                 plan.cached = None if plan.cache_key is None else self.cache.get(plan.cache_key)
                 if plan.cached is not None:
                     plan.stages.add("cache", started, hit=True)
@@ -262,7 +263,8 @@ class ContextEngine:
             plan.dense = Pending(self._dense, plan)
         started = time.perf_counter()
         if plan.view is not None and chunks:
-            linked = link_query(plan.query, plan.view, self._fuzzy, plan.degrade)
+            ahead = partial(self._lexical_ahead, plan) if dense_first else None
+            linked = link_query(plan.query, plan.view, self._fuzzy, plan.degrade, ahead)
             plan.entity_ids = [entry["id"] for entry in linked]
             plan.linked_surfaces = [str(entry.get("surface") or "") for entry in linked]
             plan.trace["linked_entities"] = linked
@@ -284,15 +286,6 @@ class ContextEngine:
         not visible to it (:mod:`llama_kb.access`)."""
         index = self.search_index
         return restricted(index, principal.visible(index.access_keys()))
-
-    @staticmethod
-    def _cache_key(plan: QueryPlan, index: SearchIndex) -> Hashable | None:
-        """The result's cache key; ``None`` (no caching) when the store cannot say its
-        revision, since then nobody knows whether a cached result is still current."""
-        try:
-            return cache_key(plan.query, plan.options, index.revision, plan.access)
-        except Exception:
-            return None
 
     def _search(
         self, plan: QueryPlan
@@ -326,9 +319,13 @@ class ContextEngine:
 
     def _lexical_and_hop(self, plan: QueryPlan) -> list[tuple[str, float]]:
         """Lexical hits of ``plan``; its second hop starts from them, if it takes one."""
-        lexical = self._lexical(plan)
+        lexical = plan.lexical.result() if plan.lexical else self._lexical(plan)
         bridge_hop.start(plan, lexical, self.ranking, partial(self._dense_search, plan))
         return lexical
+
+    def _lexical_ahead(self, plan: QueryPlan) -> None:
+        """Start the lexical step in a thread (it overlaps a slow fuzzy name lookup)."""
+        plan.lexical = Pending(self._lexical, plan)
 
     def _lexical(self, plan: QueryPlan) -> list[tuple[str, float]]:
         if plan.view is None:

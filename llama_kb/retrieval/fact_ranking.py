@@ -38,10 +38,10 @@ import numpy as np
 
 from llama_kb import graph_model as gm
 from llama_kb.config import QueryOptions, RankingConfig
-from llama_kb.names import aliases, name_key
+from llama_kb.names import STOPWORDS, aliases, name_key
 from llama_kb.retrieval import explain_facts
 from llama_kb.retrieval.index import Candidates
-from llama_kb.retrieval.lexical import STOPWORDS, lexical_tokens
+from llama_kb.retrieval.lexical import lexical_tokens
 from llama_kb.retrieval.payload import Fact
 from llama_kb.stores.phrase_vectors import PhraseVectors, unit
 from llama_kb.types import SearchHit

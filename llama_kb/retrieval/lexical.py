@@ -8,15 +8,9 @@ from collections.abc import Sequence
 import numpy as np
 import scipy.sparse as sp
 
-from llama_kb.names import fold
+from llama_kb.names import STOPWORDS, fold
 
 _WORD = re.compile(r"\w+", re.UNICODE)
-STOPWORDS = frozenset(
-    """a an the of in on at to for from by with and or is was were are be been being as that
-    this these those it its which who whom whose what when where why how did does do has have
-    had than then there their they he she his her him i you we our your not no but if into
-    about""".split()  # noqa: SIM905 - a word list reads better as text
-)
 
 
 def lexical_tokens(text: str) -> list[str]:

@@ -45,6 +45,9 @@ class QueryPlan:
     query_vector: list[float] | None = None
     dense: Pending[list[SearchHit]] | None = None
     """The dense step, when it was started before linking (it needs only the query)."""
+    lexical: Pending[list[tuple[str, float]]] | None = None
+    """The lexical step, when it was started in a thread before a fuzzy name lookup
+    (:func:`~llama_kb.retrieval.query_linking.link_query`)."""
     classification: Classification | None = None
     hop: Pending[list[SearchHit]] | None = None
     """The second hop's search, started as soon as its passage was known

@@ -15,10 +15,12 @@ def link_query(
     view: Candidates,
     fuzzy: FuzzyNameLinker,
     degrade: Callable[[str, Exception], None],
+    before_fuzzy: Callable[[], None] | None = None,
 ) -> list[dict[str, Any]]:
     """Graph names in the query: exact/alias matches (an indexed lookup of its word spans),
     else embedding similarity of its capitalised spans to names spelled like them (see
-    :mod:`.fuzzy_names`; a failing embedding degrades to the exact matches)."""
+    :mod:`.fuzzy_names`; a failing embedding degrades to the exact matches).
+    ``before_fuzzy`` is called when that slower lookup starts."""
 
     def lookup(keys: list[str]) -> dict[str, dict[str, str | None]]:
         found: dict[str, dict[str, str | None]] = {}
@@ -35,6 +37,8 @@ def link_query(
     spans = candidate_spans(query) if not linked else []
     if not spans:
         return linked
+    if before_fuzzy is not None:
+        before_fuzzy()
     try:
         found = fuzzy.link(spans, view.index)
     except Exception as e:

@@ -276,25 +276,45 @@ def test_misspelt_names_link_by_embedding_similarity(example_kb: KnowledgeBase, 
     assert example_kb.retrieve("What does Zanzibar relate to?").trace["linked_entities"] == []
 
 
+def started_first(monkeypatch, first: tuple[object, str], then: tuple[object, str]) -> list[bool]:
+    """Patch ``first`` (owner, attribute) to record that it started, and ``then`` to wait up
+    to 5 s for that before it runs; the list gets, per call of ``then``, whether it had."""
+    started = threading.Event()
+    seen: list[bool] = []
+    run_first, run_then = getattr(*first), getattr(*then)
+
+    def recorded(*args, **kwargs):
+        started.set()
+        return run_first(*args, **kwargs)
+
+    def waiting(*args, **kwargs):
+        seen.append(started.wait(timeout=5))
+        started.clear()
+        return run_then(*args, **kwargs)
+
+    monkeypatch.setattr(*first, recorded)
+    monkeypatch.setattr(*then, waiting)
+    return seen
+
+
 def test_the_dense_step_starts_before_the_query_is_linked(example_kb, monkeypatch) -> None:
     from llama_kb.retrieval import engine as engine_module
 
     engine = example_kb.engine
     engine.cache.clear()
-    dense_started = threading.Event()
-    seen: list[bool] = []
-    dense, link = engine._dense, engine_module.link_query
-
-    def recorded_dense(plan):
-        dense_started.set()
-        return dense(plan)
-
-    def waiting_link(*args, **kwargs):
-        seen.append(dense_started.wait(timeout=5))
-        return link(*args, **kwargs)
-
-    monkeypatch.setattr(engine, "_dense", recorded_dense)
-    monkeypatch.setattr(engine_module, "link_query", waiting_link)
+    seen = started_first(monkeypatch, (engine, "_dense"), (engine_module, "link_query"))
     context = example_kb.retrieve("Who directed the film about Lyon?", top_k=3)
     assert seen == [True]
     assert context.unstructured and context.trace["retrievers"]["vector"]["hits"] > 0
+
+
+def test_the_lexical_step_starts_before_a_fuzzy_name_lookup(example_kb, monkeypatch) -> None:
+    engine = example_kb.engine
+    engine.cache.clear()
+    seen = started_first(monkeypatch, (engine, "_lexical"), (engine._fuzzy, "link"))
+    context = example_kb.retrieve("What does the Vector Indexr relate to?")
+    assert seen == [True]  # the lexical search ran while the misspelt name was looked up
+    assert context.trace["linked_entities"][0]["name"] == "Vector Indexer"
+    assert context.trace["retrievers"]["bm25"]["hits"] > 0
+    exact = example_kb.retrieve("What does the Vector Indexer relate to?")
+    assert seen == [True] and exact.trace["retrievers"]["bm25"]["hits"] > 0  # no fuzzy lookup

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from llama_kb.names import NameMatcher, aliases, fold, name_key, qualified_head
+from llama_kb.names import NameMatcher, aliases, candidate_spans, fold, name_key, qualified_head
 from llama_kb.retrieval.index import Candidates, top_rows
 from llama_kb.retrieval.lexical import BM25Index, lexical_tokens
 from llama_kb.retrieval.ranking import fetch_missing, make_hit
@@ -60,6 +60,16 @@ def test_a_page_qualified_after_a_comma_is_mentioned_by_its_head() -> None:
     assert found(m, "born in West Chicago, Illinois, in 1924") == ["id:West Chicago, Illinois"]
     assert found(m, "Vale is a town") == ["id:Vale, South Dakota"]
     assert found(m, "a vale in the hills") == []  # a one-word head keeps its exact case
+
+
+def test_fuzzy_spans_are_capitalised_runs_without_leading_common_words() -> None:
+    assert candidate_spans("Who directed the film about Nathan H Juran in Bank of Mars?") == [
+        "Nathan H Juran",
+        "Bank of Mars",
+    ]
+    # a capital that only starts the sentence, or a pronoun, names nothing
+    assert candidate_spans("There is a country where direct-drive locomotives ran") == []
+    assert candidate_spans("It was the film Walk the Line") == ["Walk the Line"]
 
 
 def test_shared_names_link_to_every_owner() -> None:
