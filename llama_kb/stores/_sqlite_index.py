@@ -7,6 +7,8 @@
 * ``name_keys`` / ``fact_keys``: folded spellings of names and of fact ends, written with the
   nodes in the same transaction (folding needs Python), deleted with them by cascade;
 * expression indexes on ``doc_id`` and ``chunk_id`` for deletes and fact lookups by source.
+
+:func:`chunk_df` and :func:`name_gram_df` read the full-text indexes' own counts (``fts5vocab``).
 """
 
 from __future__ import annotations
@@ -114,6 +116,7 @@ SEARCH_SCHEMA = (
 
 
 NAME_VOCAB = "CREATE VIRTUAL TABLE name_vocab USING fts5vocab(name_fts, 'row')"
+"""Schema version 4: how many names hold each trigram (fuzzy linking keeps the rarest)."""
 
 
 def chunk_df(conn: sqlite3.Connection, word: str) -> int:
@@ -126,9 +129,6 @@ def name_gram_df(conn: sqlite3.Connection, gram: str) -> int:
     """Names holding the trigram ``gram`` (FTS5's trigram tokens are lower case)."""
     row = conn.execute("SELECT doc FROM name_vocab WHERE term = ?", [gram.lower()]).fetchone()
     return int(row[0]) if row else 0
-
-
-"""Schema version 4: how many names hold each trigram (fuzzy linking keeps the rarest)."""
 
 
 def upgrade(conn: sqlite3.Connection, version: int) -> None:

@@ -265,7 +265,7 @@ class SQLiteSearchIndex(LexicalPruning):
             revision = _revision(conn)  # counts are kept per revision (and view)
             df = cached_counts(
                 self._view_counts,
-                (revision, None, cap),
+                (revision, None, cap, "trigrams"),
                 grams,
                 lambda missing: {g: min(name_gram_df(conn, g), cap) for g in missing},
             )
@@ -273,7 +273,7 @@ class SQLiteSearchIndex(LexicalPruning):
                 counted = f"SELECT count(*) FROM ({sql})"
                 df = cached_counts(
                     self._view_counts,
-                    (revision, tuple(self._keys), cap),
+                    (revision, tuple(self._keys), cap, "trigrams"),
                     [g for g in grams if df[g]],
                     lambda missing: {
                         g: int(conn.execute(counted, [f'"{g}"', *access, cap]).fetchone()[0])
