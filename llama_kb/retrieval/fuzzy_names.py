@@ -17,6 +17,7 @@ from collections.abc import Sequence
 import numpy as np
 from llama_index.core.base.embeddings.base import BaseEmbedding
 
+from llama_kb.background import Pending
 from llama_kb.names import fold
 from llama_kb.stores.phrase_vectors import PhraseVectors, unit
 from llama_kb.stores.search import SearchIndex
@@ -53,30 +54,31 @@ class FuzzyNameLinker:
         self._lock = threading.Lock()
 
     def link(self, spans: Sequence[str], index: SearchIndex) -> list[tuple[str, str, str, float]]:
-        """``(span, node id, name, similarity)`` for each span's best name above the threshold."""
-        candidates = {span: index.similar_names(span, CANDIDATES_PER_SPAN) for span in spans}
-        names = index.display_names(sorted({n for ids in candidates.values() for n in ids}))
+        """``(span, node id, name, similarity)`` for each span's best name above the threshold.
+
+        The spans are embedded in a thread while the index looks their candidate names up."""
+        embed = self.embedding.get_text_embedding_batch
+        spans_embedded = Pending(embed, list(spans))
+        candidates = index.similar_names(spans, CANDIDATES_PER_SPAN)
+        names = {n: name for found in candidates.values() for n, name in found.items()}
         if not names:
             return []
-        embed = self.embedding.get_text_embedding_batch
         with self._lock:
             known = {n: v for n in names.values() if (v := self._vectors.get(n)) is not None}
         wanted = sorted(set(names.values()) - set(known))
-        if self.phrases is not None:  # names' vectors outlive the process; query spans do not
-            span_vectors = {s: unit(v) for s, v in zip(spans, embed(list(spans)), strict=True)}
-            new = self.phrases.ensure(wanted, embed) if wanted else {}
+        if wanted and self.phrases is not None:  # names' vectors outlive the process
+            new = self.phrases.ensure(wanted, embed)
         else:
-            vectors = [unit(v) for v in embed([*spans, *wanted])]
-            span_vectors = dict(zip(spans, vectors[: len(spans)], strict=True))
-            new = dict(zip(wanted, vectors[len(spans) :], strict=True))
+            new = {n: unit(v) for n, v in zip(wanted, embed(wanted) if wanted else [], strict=True)}
+        span_vectors = {s: unit(v) for s, v in zip(spans, spans_embedded.result(), strict=True)}
         known.update(new)
         with self._lock:
             self._vectors.update(new)
             while len(self._vectors) > _CACHE_LIMIT:
                 self._vectors.popitem(last=False)
         links = []
-        for span, ids in candidates.items():
-            ids = [n for n in ids if n in names]
+        for span, found in candidates.items():
+            ids = list(found)
             if not ids:
                 continue
             scores = [float(span_vectors[span] @ known[names[n]]) for n in ids]

@@ -162,13 +162,16 @@ class MemorySearchIndex:
                 found.add(chunk_id)
         return found
 
-    def similar_names(self, text: str, k: int) -> list[str]:
-        """Names sharing the most character trigrams with ``text``."""
-        grams = trigrams(text)
+    def similar_names(self, texts: Sequence[str], k: int) -> dict[str, dict[str, str]]:
+        """Each text -> the names sharing the most character trigrams with it."""
         names = self._current().names
-        shared = {n: len(grams & trigrams(name)) for n, name in names.items()}
-        ranked = sorted((n for n, s in shared.items() if s), key=lambda n: (-shared[n], n))
-        return ranked[:k]
+        found: dict[str, dict[str, str]] = {}
+        for text in texts:
+            grams = trigrams(text)
+            shared = {n: len(grams & trigrams(name)) for n, name in names.items()}
+            ranked = sorted((n for n, s in shared.items() if s), key=lambda n: (-shared[n], n))
+            found[text] = {n: names[n] for n in ranked[:k]}
+        return found
 
     def display_names(self, node_ids: Sequence[str]) -> dict[str, str]:
         """Node id -> name."""

@@ -65,6 +65,25 @@ def hub_branch(entity: str, only: str) -> str:
     )
 
 
+def contenders_query(name_grams: str, named: str) -> str:
+    """For each text ``at`` in ``$spans`` (its trigrams' full-text queries, run as ``g`` by
+    ``name_grams``; ``named``: the visibility clause on ``n``): the names holding its
+    trigrams (up to ``$cap`` per trigram) that hold at least as many of them as the ``$k``-th
+    most (:func:`~llama_kb.stores.search.contenders`; ``$most``: the most trigrams a text
+    has), as ``at, id, name, shared`` rows. Counting inside the server sends a few rows per
+    text, not every holder."""
+    return (
+        f"UNWIND range(0, size($spans) - 1) AS at UNWIND $spans[at] AS g {name_grams} "
+        f"WITH at, g, node AS n{named} WITH at, g, collect(DISTINCT n)[..$cap] AS holders "
+        "UNWIND holders AS n WITH at, n, count(*) AS shared "
+        "WITH at, collect([n, shared]) AS found "
+        "WITH at, found, size([c IN range(1, $most) "
+        "WHERE size([f IN found WHERE f[1] >= c]) >= $k]) AS floor "
+        "UNWIND found AS f WITH at, f WHERE f[1] >= floor "
+        "RETURN at, f[0].id, f[0].name, f[1]"
+    )
+
+
 def links_with_counts(pattern: str, only: str, counts: str) -> str:
     """For each ``i`` in ``$ids``: the relations ``r`` that ``pattern`` finds to another node
     ``m`` (``only``: their visibility condition), each with ``m``'s stored counts summed over

@@ -33,6 +33,7 @@ from llama_kb.stores._cypher_search_rows import (
     LINKS,
     add_facts,
     chunk_metadata,
+    contenders_query,
     fact_query,
     filter_cypher,
     hub_branch,
@@ -48,9 +49,7 @@ from llama_kb.stores.search import (
     NameForm,
     NameStats,
     cached_counts,
-    contenders,
     ranked_by_shared,
-    shared_grams,
 )
 
 
@@ -169,17 +168,20 @@ class CypherSearchIndex(CypherSearchBase):
                 forms.append(NameForm(key, node_id, spellings[key], label))
         return forms
 
-    def similar_names(self, text: str, k: int) -> list[str]:
-        """Names sharing the most character trigrams with ``text`` (the server's full-text
+    def similar_names(self, texts: Sequence[str], k: int) -> dict[str, dict[str, str]]:
+        """Names sharing the most character trigrams with each text (the server's full-text
         index over name trigrams), among the names holding its ``rare_grams`` rarest
         trigrams within ``gram_postings_budget``; ranked by
-        :func:`~llama_kb.stores.search.ranked_by_shared`, reading the names of the
-        :func:`~llama_kb.stores.search.contenders` only. A view counts and lists its visible
-        names only (at most ``gram_postings_budget + 1`` per trigram, one bounded query
-        each); counts are kept per revision and view."""
-        grams = gram_tokens(text)
+        :func:`~llama_kb.stores.search.ranked_by_shared` among the
+        :func:`~llama_kb.stores.search.contenders`, which the server finds and names
+        (:func:`~._cypher_search_rows.contenders_query`). All texts share each round trip:
+        the counts of trigrams not counted yet, then the contenders. A view counts and lists
+        its visible names only (at most ``gram_postings_budget + 1`` per trigram, one
+        bounded query each); counts are kept per revision and view."""
+        grams = {text: gram_tokens(text) for text in dict.fromkeys(texts)}
+        grams = {text: found for text, found in grams.items() if found}
         if not grams or k <= 0:
-            return []
+            return {text: {} for text in texts}
         cap = self.gram_postings_budget + 1
 
         def count(missing: list[str]) -> dict[str, int]:
@@ -193,29 +195,39 @@ class CypherSearchIndex(CypherSearchBase):
                 )
                 found = {queries[str(q)]: min(int(n), cap) for q, n in counted}
                 return {g: found.get(g, 0) for g in missing}
-            return {
-                g: int(rows[0][0]) if rows else 0  # no row: nothing to count
-                for g, rows in self._gram_holders(missing, cap, "count(n) AS found").items()
-            }
+            return self._visible_gram_counts(missing, cap)
 
         scope = (self._revision(), self._view, cap, "trigrams")
-        df = cached_counts(self._word_counts, scope, grams, count)
-        holders = self._gram_holders(self.kept_grams(df), cap, "n.id AS id")
-        shared = shared_grams({g: [str(row[0]) for row in rows] for g, rows in holders.items()})
-        near = contenders(shared, k)
-        return ranked_by_shared({n: shared[n] for n in near}, self.display_names(near), text, k)
+        every = [g for found in grams.values() for g in found]
+        df = cached_counts(self._word_counts, scope, every, count)
+        kept = [self.kept_grams({g: df[g] for g in found}) for found in grams.values()]
+        spans = [[or_query([g], self._search.any_of) for g in found] for found in kept]
+        rows = self._query(
+            contenders_query(self._search.name_grams.replace("$q", "g"), self._named("n")),
+            {"spans": spans, "cap": cap, "most": max(map(len, kept)), "k": k},
+            "fuzzy name search",
+        )
+        looked_up = list(grams)
+        shared: dict[str, dict[str, int]] = {text: {} for text in looked_up}
+        names: dict[str, str] = {}
+        for at, node_id, name, held in rows:
+            if name is not None:
+                shared[looked_up[int(at)]][str(node_id)] = int(held)
+                names[str(node_id)] = str(name)
+        return {
+            text: ranked_by_shared(shared[text], names, text, k) if text in shared else {}
+            for text in texts
+        }
 
-    def _gram_holders(
-        self, grams: Sequence[str], cap: int, returned: str
-    ) -> dict[str, list[list[Any]]]:
-        """Gram -> ``returned`` of up to ``cap`` (visible) names holding it (alias ``n``)."""
+    def _visible_gram_counts(self, grams: Sequence[str], cap: int) -> dict[str, int]:
+        """Gram -> how many visible names hold it, counted up to ``cap``."""
         branch = (
             f"{self._search.name_grams.replace('$q', '$value')} WITH node AS n{self._named('n')} "
-            f"WITH DISTINCT n LIMIT $cap RETURN {{at}} AS kb_at, {returned}"
+            "WITH DISTINCT n LIMIT $cap RETURN {at} AS kb_at, count(n) AS found"
         )
         queries = {or_query([g], self._search.any_of): g for g in grams}
-        rows = rows_per_value(self._query, branch, list(queries), "fuzzy name search", {"cap": cap})
-        return {queries[q]: found for q, found in rows.items()}
+        rows = rows_per_value(self._query, branch, list(queries), "fuzzy name counts", {"cap": cap})
+        return {queries[q]: int(found[0][0]) if found else 0 for q, found in rows.items()}
 
     def display_names(self, node_ids: Sequence[str]) -> dict[str, str]:
         """Node id -> name for the (visible) named nodes among ``node_ids``."""

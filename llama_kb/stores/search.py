@@ -99,8 +99,9 @@ class SearchIndex(Protocol):
         """Chunks whose text contains one of ``phrases`` (case- and accent-insensitive)."""
         ...
 
-    def similar_names(self, text: str, k: int) -> list[str]:
-        """Up to ``k`` name node ids spelled most like ``text`` (shared character trigrams)."""
+    def similar_names(self, texts: Sequence[str], k: int) -> dict[str, dict[str, str]]:
+        """Each text -> up to ``k`` names spelled most like it (shared character trigrams),
+        as node id -> display name, best first; all texts are looked up together."""
         ...
 
     def display_names(self, node_ids: Sequence[str]) -> dict[str, str]:
@@ -245,14 +246,15 @@ def contenders(shared: Mapping[H, int], k: int) -> list[H]:
 
 
 def ranked_by_shared(
-    shared: Mapping[str, int], names: Mapping[str, str | None], text: str, k: int
-) -> list[str]:
-    """The ``k`` ids holding the most trigrams (``shared``), then those whose names are closest
-    in length to ``text``, then by id. The order depends on the listed names alone: a
-    restricted view that lists its visible names gets an order no hidden name moves (a
-    full-text score would weigh the trigrams by counts over every name)."""
-    gap = {n: abs(len(names.get(n) or "") - len(text)) for n in shared}
-    return sorted(shared, key=lambda n: (-shared[n], gap[n], n))[:k]
+    shared: Mapping[str, int], names: Mapping[str, str], text: str, k: int
+) -> dict[str, str]:
+    """The ``k`` named ids holding the most trigrams (``shared``), then those whose names are
+    closest in length to ``text``, then by id, as id -> name. The order depends on the listed
+    names alone: a restricted view that lists its visible names gets an order no hidden name
+    moves (a full-text score would weigh the trigrams by counts over every name)."""
+    named = [n for n in shared if n in names]
+    gap = {n: abs(len(names[n]) - len(text)) for n in named}
+    return {n: names[n] for n in sorted(named, key=lambda n: (-shared[n], gap[n], n))[:k]}
 
 
 def restricted(index: SearchIndex, visible: frozenset[str]) -> SearchIndex:

@@ -246,46 +246,52 @@ class SQLiteSearchIndex(LexicalPruning):
                 )
         return forms
 
-    def similar_names(self, text: str, k: int) -> list[str]:
-        """Names sharing the most character trigrams with ``text`` (FTS5 trigram index),
+    def similar_names(self, texts: Sequence[str], k: int) -> dict[str, dict[str, str]]:
+        """Names sharing the most character trigrams with each text (FTS5 trigram index),
         among the names holding its ``rare_grams`` rarest trigrams within
         ``gram_postings_budget`` (a common one, "the", would match most names), ranked by
         :func:`~llama_kb.stores.search.ranked_by_shared` (only the contenders' names are read).
         A restricted view counts and lists its visible names only (counts kept until a write)."""
+        with self._db.read() as conn:
+            revision = _revision(conn)  # counts are kept per revision (and view)
+            return {text: self._similar(conn, revision, text, k) for text in texts}
+
+    def _similar(self, conn: Any, revision: int, text: str, k: int) -> dict[str, str]:
+        """:meth:`similar_names` of one text, read on ``conn``."""
         padded = " ".join(text.split())
         grams = _unique(padded[i : i + 3] for i in range(len(padded) - 2))
         grams = [g for g in grams if g.strip() and '"' not in g]
         if not grams or k <= 0:
-            return []
+            return {}
         named, access = self._named("n.uri")
         cap = self.gram_postings_budget + 1
         joined = " JOIN nodes n ON n.rowid = name_fts.rowid" if named else ""
         sql = f"SELECT name_fts.rowid FROM name_fts{joined} WHERE name_fts MATCH ?{named} LIMIT ?"
-        with self._db.read() as conn:
-            revision = _revision(conn)  # counts are kept per revision (and view)
+        df = cached_counts(
+            self._view_counts,
+            (revision, None, cap, "trigrams"),
+            grams,
+            lambda missing: {g: min(name_gram_df(conn, g), cap) for g in missing},
+        )
+        if self.visible is not None:  # a gram no name holds is skipped uncounted
+            counted = f"SELECT count(*) FROM ({sql})"
             df = cached_counts(
                 self._view_counts,
-                (revision, None, cap, "trigrams"),
-                grams,
-                lambda missing: {g: min(name_gram_df(conn, g), cap) for g in missing},
+                (revision, tuple(self._keys), cap, "trigrams"),
+                [g for g in grams if df[g]],
+                lambda missing: {
+                    g: int(conn.execute(counted, [f'"{g}"', *access, cap]).fetchone()[0])
+                    for g in missing
+                },
             )
-            if self.visible is not None:  # a gram no name holds is skipped uncounted
-                counted = f"SELECT count(*) FROM ({sql})"
-                df = cached_counts(
-                    self._view_counts,
-                    (revision, tuple(self._keys), cap, "trigrams"),
-                    [g for g in grams if df[g]],
-                    lambda missing: {
-                        g: int(conn.execute(counted, [f'"{g}"', *access, cap]).fetchone()[0])
-                        for g in missing
-                    },
-                )
-            kept = self.kept_grams(df)
-            shared = shared_grams(
-                {g: [r for (r,) in conn.execute(sql, [f'"{g}"', *access, cap])] for g in kept}
-            )
-            nodes = _nodes_at(conn, contenders(shared, k))
-        names = {uri: name for uri, (_, name) in nodes.items()}
+        shared = shared_grams(
+            {
+                g: [r for (r,) in conn.execute(sql, [f'"{g}"', *access, cap])]
+                for g in self.kept_grams(df)
+            }
+        )
+        nodes = _nodes_at(conn, contenders(shared, k))
+        names = {uri: name for uri, (_, name) in nodes.items() if name is not None}
         return ranked_by_shared(
             {uri: shared[row] for uri, (row, _) in nodes.items()}, names, text, k
         )

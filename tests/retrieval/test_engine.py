@@ -318,3 +318,21 @@ def test_the_lexical_step_starts_before_a_fuzzy_name_lookup(example_kb, monkeypa
     assert context.trace["retrievers"]["bm25"]["hits"] > 0
     exact = example_kb.retrieve("What does the Vector Indexer relate to?")
     assert seen == [True] and exact.trace["retrievers"]["bm25"]["hits"] > 0  # no fuzzy lookup
+
+
+def test_spans_are_embedded_while_their_names_are_looked_up(example_kb, monkeypatch) -> None:
+    from llama_kb.stores.sqlite_search import SQLiteSearchIndex
+
+    class Recorded:  # the linker's embedding, with a patchable batch call
+        def __init__(self, embedding) -> None:
+            self.get_text_embedding_batch = embedding.get_text_embedding_batch
+
+    engine = example_kb.engine
+    engine.cache.clear()
+    linker = engine._fuzzy
+    monkeypatch.setattr(linker, "embedding", Recorded(linker.embedding))
+    first = (linker.embedding, "get_text_embedding_batch")
+    seen = started_first(monkeypatch, first, (SQLiteSearchIndex, "similar_names"))
+    context = example_kb.retrieve("What does the Vector Indexr relate to?")
+    assert seen == [True]  # the spans' embedding had started when the lookup ran
+    assert context.trace["linked_entities"][0]["name"] == "Vector Indexer"

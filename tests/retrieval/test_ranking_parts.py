@@ -103,7 +103,11 @@ def test_fuzzy_linker_preselects_by_trigrams_and_links_by_embedding(embedding, t
     with SQLitePropertyGraphStore(tmp_path / "g.sqlite") as graph:
         graph.upsert_nodes([gm.entity_node(n) for n in names])
         index = graph.search_index
-        assert index.similar_names("Nathan Juran", 4)[0] == gm.entity_node_id("Nathan H. Juran")
+        found = index.similar_names(["Nathan Juran"], 4)["Nathan Juran"]
+        assert next(iter(found.items())) == (
+            gm.entity_node_id("Nathan H. Juran"),
+            "Nathan H. Juran",
+        )
         linker = FuzzyNameLinker(embedding)
         links = linker.link(["Nathan Juran", "Vector Indexr"], index)
         assert [(span, name) for span, _, name, _ in links] == [

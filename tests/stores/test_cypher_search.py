@@ -16,6 +16,7 @@ import pytest
 import servers
 from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.graph_stores.types import ChunkNode, Relation
+from search_helpers import nearest
 from servers import unique_name
 
 from benchmarks.scale_corpus import ReplicatedCorpus
@@ -118,7 +119,7 @@ def _answers(index: SearchIndex) -> dict[str, object]:
         "forms": sorted(map(repr, index.name_forms(["falcon", "lyon", "heron-robot", "x"]))),
         "entity forms": sorted(map(repr, index.name_forms(["falcon"], ["document"]))),
         "phrases": index.phrase_chunks(["heron robot", "Zürich café", "nothing here"]),
-        "similar": index.similar_names("Falcn", 2),
+        "similar": index.similar_names(["Falcn", "Lyon Cty", "  "], 2),
         "display": index.display_names([*names, "public-1"]),
         "chunk links": {c: sorted(v) for c, v in index.chunk_links(chunk_ids).items()},
         "name links": {n: sorted(v) for n, v in index.name_links(names, 100).items()},
@@ -476,11 +477,46 @@ def test_hidden_names_do_not_move_a_views_fuzzy_name_lookup(two_stores) -> None:
     _names(alone, PUBLIC_NAMES, "public")
     view = shared.search_index.scoped(PUBLIC_ONLY)
     for span in FUZZY_SPANS:
-        got = view.similar_names(span, 3)
-        assert got == alone.search_index.similar_names(span, 3), span
+        got = nearest(view, span, 3)
+        assert got == nearest(alone.search_index, span, 3), span
         assert got and all(n in {gm.entity_node_id(p) for p in PUBLIC_NAMES} for n in got)
-    everything = shared.search_index.similar_names("Marlowquay", 3)
+    everything = nearest(shared.search_index, "Marlowquay", 3)
     assert any(n.startswith("entity:marlowquay-annex") for n in everything)
+
+
+def test_spans_looked_up_together_get_what_each_gets_alone(two_stores) -> None:
+    """Several spans' fuzzy lookups are one lookup: each span gets what it gets alone (ids and
+    names, best first), and on a server all spans share each round trip (counts, holders,
+    names) instead of paying their own."""
+    shared, _ = two_stores
+    _names(shared, PUBLIC_NAMES, "public")
+    _names(shared, HIDDEN_NAMES, "user:bob")
+    for index in (shared.search_index, shared.search_index.scoped(PUBLIC_ONLY)):
+        alone = {span: index.similar_names([span], 3)[span] for span in FUZZY_SPANS}
+        together = index.similar_names([*FUZZY_SPANS, "?", FUZZY_SPANS[0]], 3)
+        assert together == {**alone, "?": {}}
+        assert all(len(found) == 3 for found in alone.values())
+        assert index.display_names(list(alone["Marlo Quai"])) == alone["Marlo Quai"]
+    if isinstance(shared, SQLitePropertyGraphStore):
+        return
+    sent = _record_actions(shared)
+    shared.search_index.similar_names([f"Quai {span}" for span in FUZZY_SPANS], 3)
+    assert sent.count("fuzzy name counts") == 1  # the grams not counted yet, all spans at once
+    assert sent.count("fuzzy name search") == 1 and "read names" not in sent  # names come along
+
+
+def test_the_server_picks_the_fuzzy_contenders_sqlite_picks(stores) -> None:
+    """The server counts shared trigrams and keeps the holders at or above the k-th count
+    itself (ties at that count included): its ranking equals SQLite's, which reads every
+    holder's count, on names sharing one, two or three rare trigrams with the spans."""
+    crowd = [f"Qzx{'w' * (i % 7)} Vby{'k' * (i % 5)}" for i in range(120)]
+    crowd += [f"Item {i} Qzx" for i in range(60)] + ["Qzxw Vbyk Jqp"]
+    for store in stores:
+        store.upsert_nodes([gm.entity_node(n) for n in crowd])
+    sqlite, falkor = (store.search_index for store in stores)
+    for spans, k in [(["Qzxw Vbyk Jqp", "Qzx Vby"], 5), (["Qzx Vby", "Qzxww"], 16)]:
+        found = falkor.similar_names(spans, k)
+        assert found == sqlite.similar_names(spans, k) and all(found.values())
 
 
 def test_a_views_trigram_counts_are_kept_until_a_write(two_stores) -> None:
@@ -498,17 +534,17 @@ def test_a_views_trigram_counts_are_kept_until_a_write(two_stores) -> None:
             _names(made, names, access)
         view = shared.search_index.scoped(PUBLIC_ONLY)
         for span in FUZZY_SPANS:
-            assert view.similar_names(span, 3) == alone.search_index.similar_names(span, 3)
+            assert nearest(view, span, 3) == nearest(alone.search_index, span, 3)
     if isinstance(shared, SQLitePropertyGraphStore):  # it reads through its one connection
         statements: list[str] = []
         shared._db.connection().set_trace_callback(statements.append)
         asked = lambda: sum("name_fts MATCH" in s for s in statements)  # noqa: E731
     else:
         sent = _record_actions(shared)
-        asked = lambda: sent.count("fuzzy name search")  # noqa: E731
-    shared.search_index.scoped(PUBLIC_ONLY).similar_names("Harlow Quayside", 3)
+        asked = lambda: sum(a.startswith("fuzzy name") for a in sent)  # noqa: E731
+    nearest(shared.search_index.scoped(PUBLIC_ONLY), "Harlow Quayside", 3)
     cold = asked()  # the trigrams not counted before, then the kept ones' names
-    shared.search_index.scoped(PUBLIC_ONLY).similar_names("Harlow Quayside", 3)
+    nearest(shared.search_index.scoped(PUBLIC_ONLY), "Harlow Quayside", 3)
     warm = asked() - cold  # the kept trigrams' names only
     assert 0 < warm <= shared.search_index.rare_grams and warm < cold
 

@@ -322,7 +322,7 @@ def test_search_lookups_use_the_full_text_indexes_with_values_as_parameters(stor
     index = store.search_index.scoped(frozenset({MALICIOUS}))
     index.lexical([MALICIOUS, "falcon"], 5, {"doc_id": MALICIOUS})
     index.phrase_chunks([MALICIOUS])
-    index.similar_names(MALICIOUS, 3)
+    index.similar_names([MALICIOUS], 3)
     index.name_forms([MALICIOUS])
     index.display_names([MALICIOUS])
     index.chunk_links([MALICIOUS])

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from llama_index.core.graph_stores.types import ChunkNode, EntityNode, Relation
+from search_helpers import nearest
 from sqlite_helpers import chain, reached, rel, triples
 
 import llama_kb.stores.sqlite_graph as sqlite_graph
@@ -337,7 +338,7 @@ def test_fuzzy_name_lookup_matches_on_rare_trigrams(tmp_path: Path) -> None:
     with SQLitePropertyGraphStore(tmp_path / "g.sqlite") as graph:
         graph.upsert_nodes([gm.entity_node(n) for n in [*crowd, "Nathan Juran"]])
         index = graph.search_index
-        assert index.similar_names("the Nathan Jurran", 3)[0] == gm.entity_node_id("Nathan Juran")
+        assert nearest(index, "the Nathan Jurran", 3)[0] == gm.entity_node_id("Nathan Juran")
         conn = graph.client
         assert conn.execute("SELECT doc FROM name_vocab WHERE term = 'the'").fetchone()[0] > 200
 
@@ -351,8 +352,8 @@ def test_fuzzy_name_lookup_matches_within_a_postings_budget(tmp_path: Path) -> N
         graph.upsert_nodes([gm.entity_node(n) for n in [*crowd, "Nathan Juran"]])
         index = graph.search_index
         index.gram_postings_budget = 10  # the crowd's grams (300 names each) no longer fit
-        assert index.similar_names("the Nathan Jurran", 3)[0] == gm.entity_node_id("Nathan Juran")
-        assert len(index.similar_names("Other", 5)) == 5  # the rarest gram is always kept
+        assert nearest(index, "the Nathan Jurran", 3)[0] == gm.entity_node_id("Nathan Juran")
+        assert len(nearest(index, "Other", 5)) == 5  # the rarest gram is always kept
     df = {"rar": 3, "mid": 40, "com": 900, "nil": 0}
     assert rarest_within(["com", "mid", "rar"], df, 50, most=6) == ["rar", "mid"]
     assert rarest_within(["com", "mid"], df, 10, most=6) == ["mid"]
@@ -370,4 +371,7 @@ def test_a_version_3_file_gets_the_name_vocabulary(db_path: Path) -> None:
     with SQLitePropertyGraphStore(db_path) as store:
         assert store.client.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
         index = store.search_index
-        assert index.similar_names("Duglas Sirk of Paris", 1) == [gm.entity_node_id("Douglas Sirk")]
+        found = index.similar_names(["Duglas Sirk of Paris"], 1)
+        assert found == {
+            "Duglas Sirk of Paris": {gm.entity_node_id("Douglas Sirk"): "Douglas Sirk"}
+        }
