@@ -184,8 +184,9 @@ def _measure(
 
 
 @contextmanager
-def _servers(data_dir: Path) -> Iterator[dict[str, str]]:
-    """Server settings from the environment, else local server processes for the run."""
+def _servers(data_dir: Path, pids: dict[str, int] | None = None) -> Iterator[dict[str, str]]:
+    """Server settings from the environment, else local server processes for the run (their
+    process ids put in ``pids``, if given, as ``"chroma"`` and ``"falkordb"``)."""
     configured = {k: v for k, v in os.environ.items() if k in ("CHROMA_HOST", "CHROMA_PORT")}
     if os.environ.get("FALKORDB_URL"):
         configured["FALKORDB_URL"] = os.environ["FALKORDB_URL"]
@@ -198,6 +199,9 @@ def _servers(data_dir: Path) -> Iterator[dict[str, str]]:
 
     chroma = ChromaServer(data_dir / "chroma").start()
     falkordb = FalkorDBServer(data_dir / "falkordb").start()
+    for name, server in (("chroma", chroma), ("falkordb", falkordb)):
+        if pids is not None and server.process is not None:
+            pids[name] = server.process.pid
     try:
         yield {**chroma.env, **falkordb.env}
     finally:

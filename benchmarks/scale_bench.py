@@ -30,6 +30,7 @@ import time
 import uuid
 from collections.abc import Callable
 from contextlib import ExitStack
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +38,7 @@ from llama_index.core import Document
 from llama_index.core.base.embeddings.base import BaseEmbedding
 
 from benchmarks._common import median, percentile, timer, write_results
+from benchmarks._cpu_clock import CpuClock
 from benchmarks._hash_embed import DIMENSION, hash_vector
 from benchmarks.scale_corpus import ReplicatedCorpus, ScaleQuestion
 from benchmarks.scale_report import write_report
@@ -137,8 +139,10 @@ def _run_one(
     config: KBConfig | None = None,
     env: dict[str, str] | None = None,
     kb_name: str | None = None,
+    server_pids: dict[str, int] | None = None,
 ) -> dict[str, Any]:
-    """Ingest up to ``size`` passages (fresh, or growing the ``kb_name`` base) and measure."""
+    """Ingest up to ``size`` passages (fresh, or growing the ``kb_name`` base) and measure
+    (``server_pids``: local servers whose CPU time is counted per question)."""
     kb_dir = out_dir / "scale-kb" / (kb_name or label)
     if kb_name is None:
         shutil.rmtree(kb_dir, ignore_errors=True)
@@ -162,7 +166,7 @@ def _run_one(
         figures["ingested_from"] = have
         figures["ingest_seconds"] = round(seconds + _earlier_ingest(out_dir, label, have), 2)
         figures["ingest_batch_seconds"] = batches
-        figures.update(_latency(kb, asked))
+        figures.update(_latency(kb, asked, CpuClock(server_pids)))
         figures.update(_first_after_add(kb, corpus, size, asked, figures["retrieve_p50_ms"]))
         figures["writes"] = _writes(kb, corpus, size, figures["ingest_seconds"])
     with timer() as reopen:
@@ -208,8 +212,9 @@ def _documents(passages: list[dict[str, Any]]) -> list[Document]:
     return [Document(text=p["text"], id_=p["id"], metadata={"title": p["title"]}) for p in passages]
 
 
-def _latency(kb: KnowledgeBase, asked: list[ScaleQuestion]) -> dict[str, Any]:
-    """Raw dense query vs ``kb.retrieve``, alternating which goes first per question."""
+def _latency(kb: KnowledgeBase, asked: list[ScaleQuestion], clock: CpuClock) -> dict[str, Any]:
+    """Raw dense query vs ``kb.retrieve``, alternating which goes first per question; the CPU
+    each side costs per question (this process, and the servers ``clock`` reads)."""
     for question in asked[:WARM_UP]:
         kb.search(question.text, top_k=TOP_K)
         kb.retrieve(question.text, top_k=TOP_K)
@@ -228,9 +233,8 @@ def _latency(kb: KnowledgeBase, asked: list[ScaleQuestion]) -> dict[str, Any]:
     ]  # fmt: skip
     for n, question in enumerate(asked):
         for name, call, sink in sides if n % 2 == 0 else sides[::-1]:
-            started = time.perf_counter()
-            ids = call(question.text)
-            sink.append((time.perf_counter() - started) * 1000)
+            ids, ms = clock.charge(name, partial(_timed, call, question.text))
+            sink.append(ms)
             gold = set(question.supporting_ids)
             hits[name] += len(gold & set(list(dict.fromkeys(ids))[:5])) / len(gold)
     p50 = {name: median(values) for name, values in (("raw", raw), ("retrieve", unified))}
@@ -243,7 +247,15 @@ def _latency(kb: KnowledgeBase, asked: list[ScaleQuestion]) -> dict[str, Any]:
         "p50_ratio": round(p50["retrieve"] / p50["raw"], 2),
         "p95_ratio": round(p95["retrieve"] / p95["raw"], 2),
         "recall_at_5": {k: round(100 * v / len(asked), 1) for k, v in hits.items()},
+        "cpu_ms_per_question": clock.per_call_ms(len(asked)),
     }
+
+
+def _timed(call: Callable[[str], list[str]], text: str) -> tuple[list[str], float]:
+    """``call(text)`` and its milliseconds (the CPU clock's reads stay outside them)."""
+    started = time.perf_counter()
+    ids = call(text)
+    return ids, (time.perf_counter() - started) * 1000
 
 
 def _first_after_add(
@@ -337,8 +349,9 @@ def _run_servers(
 
     with ExitStack() as stack:
         root = Path(stack.enter_context(tempfile.TemporaryDirectory()))
-        env = stack.enter_context(_servers(root / "servers"))
+        pids: dict[str, int] = {}
+        env = stack.enter_context(_servers(root / "servers", pids))
         config = KBConfig.from_env(root / "kb", env=env, collection=f"scale-{uuid.uuid4().hex[:8]}")
         embedding = HashEmbedding() if kind == "hash" else default_embedding()
         _run_one(corpus, out_dir, f"servers-{kind}-{size}", size, count, embedding,
-                 memory=True, config=config, env=env)  # fmt: skip
+                 memory=True, config=config, env=env, server_pids=pids)  # fmt: skip

@@ -56,6 +56,12 @@ _ROWS = (
      "writes.add_share_of_ingest_pct|writes.change_share_of_ingest_pct|"
      "writes.remove_share_of_ingest_pct"),
     ("recall@5 raw / retrieve", "recall_at_5.raw|recall_at_5.retrieve"),
+    ("CPU ms per question, raw: client / Chroma server / FalkorDB",
+     "cpu_ms_per_question.raw.client|cpu_ms_per_question.raw.chroma|"
+     "cpu_ms_per_question.raw.falkordb"),
+    ("CPU ms per question, `kb.retrieve`: client / Chroma server / FalkorDB",
+     "cpu_ms_per_question.retrieve.client|cpu_ms_per_question.retrieve.chroma|"
+     "cpu_ms_per_question.retrieve.falkordb"),
 )  # fmt: skip
 
 

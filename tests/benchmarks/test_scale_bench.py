@@ -60,6 +60,25 @@ def test_scale_mode_runs_at_a_tiny_size(tmp_path: Path) -> None:
         assert run[key] > 0
     assert run["memory"]["rss_ratio"] > 0
     assert run["writes"]["documents"] == 3
+    assert run["cpu_ms_per_question"]["retrieve"]["client"] > 0  # no servers in this run
     assert "hash-300" in (tmp_path / "scale.md").read_text()
     assert json.loads((tmp_path / "scale.json").read_text())["runs"][0]["passages"] == 300
     assert (tmp_path / "scale-growth.png").stat().st_size > 0
+
+
+def test_the_cpu_clock_charges_each_side_what_each_process_spent() -> None:
+    import subprocess
+    import time
+
+    from benchmarks._cpu_clock import CpuClock
+
+    burn = "import time\nend = time.process_time() + 0.4\nwhile time.process_time() < end: pass"
+    server = subprocess.Popen([sys.executable, "-c", burn])
+    clock = CpuClock({"server": server.pid, "gone": 2**22 + 1})  # no such process: left out
+    clock.charge("waits", lambda: time.sleep(0.3))  # the other process burns meanwhile
+    clock.charge("works", lambda: sum(i * i for i in range(2_000_000)))
+    server.wait()
+    spent = clock.per_call_ms(1)
+    assert set(spent["waits"]) == {"client", "server"}
+    assert spent["waits"]["server"] >= 100 and spent["waits"]["client"] < 50
+    assert spent["works"]["client"] >= 20
