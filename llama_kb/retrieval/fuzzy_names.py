@@ -66,10 +66,11 @@ class FuzzyNameLinker:
         with self._lock:
             known = {n: v for n in names.values() if (v := self._vectors.get(n)) is not None}
         wanted = sorted(set(names.values()) - set(known))
+        new: dict[str, np.ndarray] = {}
         if wanted and self.phrases is not None:  # names' vectors outlive the process
             new = self.phrases.ensure(wanted, embed)
-        else:
-            new = {n: unit(v) for n, v in zip(wanted, embed(wanted) if wanted else [], strict=True)}
+        elif wanted:
+            new = {n: unit(v) for n, v in zip(wanted, embed(wanted), strict=True)}
         span_vectors = {s: unit(v) for s, v in zip(spans, spans_embedded.result(), strict=True)}
         known.update(new)
         with self._lock:
