@@ -4,6 +4,7 @@ A graph written by an older llama-kb has no search properties and no counts, so 
 index would find nothing. When a store opens a graph without the ``search`` marker, every node
 gets its search properties and the counts are made from every chunk and relation once; then
 the marker is set and the writes keep everything current (:mod:`._cypher_search_stats`).
+A graph at version 1 lacks only its chunks' ``kb_repeats``, which their ``kb_lex`` gives.
 """
 
 from __future__ import annotations
@@ -15,8 +16,8 @@ from llama_index.core.graph_stores.types import ChunkNode
 
 from llama_kb import graph_model as gm
 from llama_kb.access import PUBLIC
-from llama_kb.stores._cypher_base import META_LABEL
-from llama_kb.stores._cypher_search_props import node_properties
+from llama_kb.stores._cypher_base import CHUNK_LABEL, META_LABEL
+from llama_kb.stores._cypher_search_props import node_properties, repeats
 from llama_kb.stores._cypher_search_stats import (
     ACCESS_LABEL,
     NAME_STAT_LABEL,
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-SEARCH_VERSION = 1
+SEARCH_VERSION = 2
 _MARKER = f"MATCH (m:{META_LABEL} {{key: 'search'}}) RETURN m.value"
 _BATCH = 2000
 
@@ -37,8 +38,23 @@ _BATCH = 2000
 def fill_search(store: CypherReads) -> None:
     """Give an older graph its search properties and counts (once; a no-op afterwards)."""
     rows = store._query(_MARKER, action="read the search index version")
-    if rows and rows[0][0] is not None and int(rows[0][0]) >= SEARCH_VERSION:
+    version = int(rows[0][0]) if rows and rows[0][0] is not None else 0
+    if version >= SEARCH_VERSION:
         return
+    if version == 1:
+        _fill_repeats(store)
+    else:
+        _fill_all(store)
+    store._query(
+        f"MERGE (m:{META_LABEL} {{key: 'search'}}) SET m.value = $version",
+        {"version": SEARCH_VERSION},
+        write=True,
+        action="record the search index version",
+    )
+
+
+def _fill_all(store: CypherReads) -> None:
+    """Every node's search properties and every count, from the stored nodes."""
     nodes = store.get()
     if nodes:
         logger.info("filling the search index of %d graph nodes (once)", len(nodes))
@@ -58,12 +74,23 @@ def fill_search(store: CypherReads) -> None:
             )
         _recount(store, [n.id for n in nodes if n.label == gm.CHUNK])
         store._bump()  # what readers keep per revision (counts, words) is read again
-    store._query(
-        f"MERGE (m:{META_LABEL} {{key: 'search'}}) SET m.value = $version",
-        {"version": SEARCH_VERSION},
-        write=True,
-        action="record the search index version",
-    )
+
+
+def _fill_repeats(store: CypherReads) -> None:
+    """``kb_repeats`` of every chunk without it, from its ``kb_lex`` (``_BATCH`` at a time)."""
+    while rows := store._query(
+        f"MATCH (n:{CHUNK_LABEL}) WHERE n.kb_repeats IS NULL "
+        "RETURN n.id, coalesce(n.kb_lex, '') LIMIT $batch",
+        {"batch": _BATCH},
+        action="fill the search index",
+    ):
+        store._query(
+            f"UNWIND $rows AS row MATCH (n:{CHUNK_LABEL} {{id: row.id}}) "
+            "SET n.kb_repeats = row.repeats",
+            {"rows": [{"id": c, "repeats": repeats(str(lex).split())} for c, lex in rows]},
+            write=True,
+            action="fill the search index",
+        )
 
 
 def _recount(store: CypherReads, chunk_ids: list[str]) -> None:

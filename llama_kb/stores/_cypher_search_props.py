@@ -6,7 +6,9 @@ remove_diacritics 2`` words; trigrams of names), the stores write pre-tokenised 
 and the full-text indexes only split them at spaces:
 
 * chunks: ``kb_lex``, the folded words of title + text, each followed by ``_`` (a token no
-  stemmer changes and no query expands), and ``kb_len``, their number (BM25's length);
+  stemmer changes and no query expands), ``kb_len``, their number (BM25's length), and
+  ``kb_repeats``, each token once more for every time it occurs after its first, after a
+  space (most words occur once: a short string that gives a word's count in the chunk);
 * names (not chunks, not facts): ``kb_keys``, their :func:`~llama_kb.names.name_key` forms
   (as :func:`~llama_kb.names.matchable_forms` registers them), the same keys as text
   (``kb_key_text``, for Neo4j's full-text index), and ``kb_grams``, their character trigrams
@@ -18,6 +20,7 @@ and the full-text indexes only split them at spaces:
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
@@ -25,7 +28,16 @@ from llama_kb import graph_model as gm
 from llama_kb.names import fold, matchable_forms, name_key
 
 SEARCH_PROPERTIES = frozenset(
-    {"kb_lex", "kb_len", "kb_keys", "kb_key_text", "kb_grams", "kb_fact_keys", "kb_fact_key_text"}
+    {
+        "kb_lex",
+        "kb_len",
+        "kb_repeats",
+        "kb_keys",
+        "kb_key_text",
+        "kb_grams",
+        "kb_fact_keys",
+        "kb_fact_key_text",
+    }
 )
 """Properties the search index writes (never reported as node properties or metadata)."""
 
@@ -54,8 +66,15 @@ def chunk_properties(text: str, properties: dict[str, Any]) -> dict[str, Any]:
     """Search properties of a chunk with ``text`` and ``properties`` (its ``title``)."""
     title = properties.get("title")
     body = f"{title} {text}" if isinstance(title, str) and title else text
-    words = lexical_words(body)
-    return {"kb_lex": " ".join(word_token(w) for w in words), "kb_len": len(words)}
+    tokens = [word_token(w) for w in lexical_words(body)]
+    return {"kb_lex": " ".join(tokens), "kb_len": len(tokens), "kb_repeats": repeats(tokens)}
+
+
+def repeats(tokens: Iterable[str]) -> str:
+    """``" " + token`` for every occurrence of a token after its first: a token's count in
+    the chunk is one more than its places in this string (see ``kb_repeats``)."""
+    counts = Counter(tokens)
+    return "".join(f" {token}" * (count - 1) for token, count in counts.items() if count > 1)
 
 
 def name_forms(name: str) -> dict[str, str | None]:

@@ -310,7 +310,7 @@ class CypherSearchIndex(CypherSearchBase):
         """Chunk id -> ``(text, metadata)``."""
         rows = self._each(
             f"UNWIND $ids AS i MATCH {self._chunk} WHERE true{self._only('n')} "
-            "RETURN n.id, n.text, n{.*, kb_lex: null, embedding: null}",
+            "RETURN n.id, n.text, n{.*, kb_lex: null, kb_repeats: null, embedding: null}",
             chunk_ids,
             "read chunks",
         )

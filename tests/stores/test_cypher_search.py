@@ -299,6 +299,32 @@ def test_a_graph_written_before_the_search_index_gets_it_filled_when_opened(
         reopened.close()
 
 
+def test_a_graph_of_search_version_1_gets_its_word_repeats_when_opened(
+    stores, falkordb_server
+) -> None:
+    from llama_kb.stores.falkordb_graph import FalkorDBGraphStore
+
+    sqlite, falkor = stores
+    repeated = ChunkNode(text="lyon robot lyon lyon robot", id_="rep-1", properties={"doc_id": "r"})
+    for store in (sqlite, falkor):  # "lyon" three times, "robot" twice: the repeats count
+        store.upsert_nodes([repeated])
+    falkor.structured_query("MATCH (n:Chunk) REMOVE n.kb_repeats")
+    falkor.structured_query("MATCH (m:LlamaKBMeta {key: 'search'}) SET m.value = 1")
+    reopened = FalkorDBGraphStore(falkordb_server.url, falkor.graph_name)
+    try:
+        missing = reopened.structured_query(
+            "MATCH (n:Chunk) WHERE n.kb_repeats IS NULL RETURN count(n)"
+        )
+        assert missing == [{"count(n)": 0}]
+        for terms in (["lyon"], ["robot", "lyon", "falcon"]):
+            got = reopened.search_index.lexical(terms, 10)
+            want = sqlite.search_index.lexical(terms, 10)
+            assert [c for c, _ in got] == [c for c, _ in want]
+            assert all(abs(a - b) < 1e-9 for (_, a), (_, b) in zip(got, want, strict=True))
+    finally:
+        reopened.close()
+
+
 @pytest.fixture(scope="module")
 def twin_kbs(
     tmp_path_factory: pytest.TempPathFactory,
