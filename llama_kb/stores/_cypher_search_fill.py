@@ -77,20 +77,25 @@ def _fill_all(store: CypherReads) -> None:
 
 
 def _fill_repeats(store: CypherReads) -> None:
-    """``kb_repeats`` of every chunk without it, from its ``kb_lex`` (``_BATCH`` at a time)."""
+    """``kb_repeats`` of every chunk without it, from its ``kb_lex`` (``_BATCH`` at a time;
+    it stops, and warns, if a batch sets nothing: a chunk without an ``id``)."""
     while rows := store._query(
         f"MATCH (n:{CHUNK_LABEL}) WHERE n.kb_repeats IS NULL "
         "RETURN n.id, coalesce(n.kb_lex, '') LIMIT $batch",
         {"batch": _BATCH},
         action="fill the search index",
     ):
-        store._query(
+        updates = [{"id": c, "repeats": repeats(str(lex).split())} for c, lex in rows]
+        (set_,) = store._query(
             f"UNWIND $rows AS row MATCH (n:{CHUNK_LABEL} {{id: row.id}}) "
-            "SET n.kb_repeats = row.repeats",
-            {"rows": [{"id": c, "repeats": repeats(str(lex).split())} for c, lex in rows]},
+            "SET n.kb_repeats = row.repeats RETURN count(n)",
+            {"rows": updates},
             write=True,
             action="fill the search index",
         )
+        if not set_[0]:
+            logger.warning("%d chunks without an id keep no word repeats", len(rows))
+            return
 
 
 def _recount(store: CypherReads, chunk_ids: list[str]) -> None:

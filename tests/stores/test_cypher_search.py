@@ -325,6 +325,26 @@ def test_a_graph_of_search_version_1_gets_its_word_repeats_when_opened(
         reopened.close()
 
 
+def test_filling_word_repeats_stops_at_a_chunk_without_an_id(
+    stores, falkordb_server, caplog
+) -> None:
+    from llama_kb.stores.falkordb_graph import FalkorDBGraphStore
+
+    _, falkor = stores
+    falkor.structured_query("CREATE (:Chunk {kb_lex: 'lyon_ lyon_', kb_len: 2})")
+    falkor.structured_query("MATCH (n:Chunk) WHERE n.id IS NOT NULL REMOVE n.kb_repeats")
+    falkor.structured_query("MATCH (m:LlamaKBMeta {key: 'search'}) SET m.value = 1")
+    reopened = FalkorDBGraphStore(falkordb_server.url, falkor.graph_name)  # must not loop
+    try:
+        assert "1 chunks without an id keep no word repeats" in caplog.text
+        counts = reopened.structured_query(
+            "MATCH (n:Chunk) RETURN n.id IS NULL AS anonymous, count(n.kb_repeats) AS filled"
+        )
+        assert {(r["anonymous"], r["filled"]) for r in counts} == {(True, 0), (False, 150)}
+    finally:
+        reopened.close()
+
+
 @pytest.fixture(scope="module")
 def twin_kbs(
     tmp_path_factory: pytest.TempPathFactory,
