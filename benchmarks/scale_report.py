@@ -47,6 +47,9 @@ _ROWS = (
     ("first query after reopening / p50 (<= 2)", "first_after_open_ratio"),
     ("first query in a fresh process / its p50 (<= 2)", "memory.fresh_process_first_query_ratio"),
     ("first query after adding 1 doc / p50 (<= 2)", "first_after_add_ratio"),
+    ("the same first queries / that question warm: reopen, fresh process, add",
+     "first_after_open_same_question_ratio|memory.fresh_process_same_question_ratio|"
+     "first_after_add_same_question_ratio"),
     ("RSS query process / Chroma-only process, MB", "memory.kb_process.rss_mb|"
      "memory.chroma_process.rss_mb"),
     ("**RSS ratio** (<= 1.5 at 100k)", "memory.rss_ratio"),

@@ -56,9 +56,17 @@ def test_scale_mode_runs_at_a_tiny_size(tmp_path: Path) -> None:
     )
     (run,) = figures["runs"]
     assert run["label"] == "hash-300" and run["questions"] == 6
-    for key in ("p50_ratio", "p95_ratio", "first_after_open_ratio", "first_after_add_ratio"):
+    for key in (
+        "p50_ratio",
+        "p95_ratio",
+        "first_after_open_ratio",
+        "first_after_add_ratio",
+        "first_after_open_same_question_ratio",
+        "first_after_add_same_question_ratio",
+    ):
         assert run[key] > 0
     assert run["memory"]["rss_ratio"] > 0
+    assert run["memory"]["fresh_process_same_question_ratio"] > 0
     assert run["writes"]["documents"] == 3
     assert run["cpu_ms_per_question"]["retrieve"]["client"] > 0  # no servers in this run
     assert "hash-300" in (tmp_path / "scale.md").read_text()
