@@ -342,8 +342,7 @@ class IngestionPipeline:
     def _delete_content(self, doc_ids: Sequence[str]) -> None:
         """Delete chunks (vectors and graph) of documents, keeping their document nodes."""
         self.vectors.delete_documents(doc_ids)
-        for doc_id in doc_ids:
-            self.graph.delete_by_property("doc_id", doc_id)
+        self.graph.delete_by_values("doc_id", doc_ids)
 
     # -- removing ---------------------------------------------------------------------
 

@@ -105,7 +105,12 @@ class PropertyGraphAdapter:
 
     def delete_by_property(self, key: str, value: Any) -> int:
         """Delete nodes whose property ``key`` equals ``value``."""
-        matches = [n.id for n in self.store.get(properties={key: value})]
+        return self.delete_by_values(key, [value])
+
+    def delete_by_values(self, key: str, values: Sequence[Any]) -> int:
+        """Delete nodes whose property ``key`` equals one of ``values``."""
+        found = (n.id for value in values for n in self.store.get(properties={key: value}))
+        matches = list(dict.fromkeys(found))
         if matches:
             self.delete(ids=matches)
         return len(matches)

@@ -65,6 +65,9 @@ from llama_kb.stores._cypher_search_stats import (
 )
 from llama_kb.stores.cypher_search import CypherSearchIndex
 
+_VALUES_PER_READ = 500
+"""Property values one read of :meth:`CypherGraphStoreMixin.delete_by_values` matches."""
+
 __all__ = [
     "CHUNK_LABEL",
     "ENTITY_LABEL",
@@ -234,15 +237,28 @@ class CypherGraphStoreMixin(CypherReads):
         Returns:
             The number of nodes deleted.
         """
-        rows = self._per_id_label(
-            f"MATCH (n:{{label}}) WHERE n.{identifier(key, 'property')} = $value RETURN n.id",
-            {"value": value},
-            action=f"delete nodes by {key}",
+        return self.delete_by_values(key, [value])
+
+    def delete_by_values(self, key: str, values: Sequence[Any]) -> int:
+        """Delete the nodes whose property ``key`` equals one of ``values``, with their
+        relations: a few round trips for all of them, not a few per value.
+
+        Returns:
+            The number of nodes deleted.
+        """
+        template = (
+            f"MATCH (n:{{label}}) WHERE n.{identifier(key, 'property')} IN $values RETURN n.id"
         )
-        count = self._delete_nodes([r[0] for r in rows])
+        ids: list[str] = []
+        unique = list(dict.fromkeys(values))
+        for start in range(0, len(unique), _VALUES_PER_READ):
+            params = {"values": unique[start : start + _VALUES_PER_READ]}
+            rows = self._per_id_label(template, params, action=f"delete nodes by {key}")
+            ids.extend(str(r[0]) for r in rows)
+        count = self._delete_nodes(list(dict.fromkeys(ids)))
         if count:
             self._bump()
-        logger.debug("deleted %d nodes with %s=%r", count, key, value)
+        logger.debug("deleted %d nodes with %s in %d values", count, key, len(unique))
         return count
 
     def delete_orphan_entities(self, label: str = gm.ENTITY) -> int:

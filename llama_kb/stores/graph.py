@@ -59,6 +59,10 @@ class KBGraphStore(Protocol):
         """Delete nodes whose property ``key`` equals ``value``; returns how many."""
         ...
 
+    def delete_by_values(self, key: str, values: Sequence[Any]) -> int:
+        """Delete nodes whose property ``key`` equals one of ``values``; returns how many."""
+        ...
+
     def delete_orphan_entities(self, label: str = "entity") -> int:
         """Delete nodes of ``label`` left without any relation; returns how many."""
         ...

@@ -218,6 +218,19 @@ def test_deletes_and_revision(store) -> None:
     assert store.delete_by_property("doc_id", f"{p}nothing") == 0
 
 
+def test_deleting_several_documents_at_once_matches_the_embedded_store(store) -> None:
+    reference, p = filled(store)
+    revision = store.revision
+    values = [f"{p}a", f"{p}b", f"{p}nothing", f"{p}a", MALICIOUS]
+    assert store.delete_by_values("doc_id", values) == 3
+    assert reference.delete_by_values("doc_id", values) == 3
+    assert store.revision == revision + 1  # one write, whatever the number of values
+    assert not store.get(ids=[f"{p}a#0", f"{p}a#1", f"{p}b#2"])
+    assert mine(store.named_nodes(), p) == sorted(reference.named_nodes())
+    assert mine(store.iter_relations(), p) == sorted(reference.iter_relations())
+    assert store.delete_by_values("doc_id", []) == 0
+
+
 def test_revision_is_seen_by_another_connection(store, connect) -> None:
     other = connect()
     before = other.revision
