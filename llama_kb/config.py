@@ -173,6 +173,8 @@ class RankingConfig(_Model):
         ppr_frontier: Most names a PageRank step spreads from (the heaviest): each is a read,
             and near hubs hundreds of names stay above the prune.
         title_pull: How much more a name leads to its own document than to mentions of it.
+        untitled_weight: Factor on the walk's step into a name that titles no document (the
+            names facts hold, :mod:`~llama_kb.ingest.fact_names`) against a title's.
         name_similarity: Lowest cosine that links a query span to a graph name by embedding.
         fact_proximity_weight: Weight of graph proximity in a fact's score.
         fact_lexical_weight: Weight of query words found in a fact's text form.
@@ -227,6 +229,7 @@ class RankingConfig(_Model):
     ppr_prune: float = Field(default=0.01, ge=0, lt=1)
     ppr_frontier: int = Field(default=32, gt=0)
     title_pull: float = Field(default=100.0, gt=0)
+    untitled_weight: float = Field(default=0.3, ge=0)
     name_similarity: float = Field(default=0.85, ge=0, le=1)
     fact_proximity_weight: float = Field(default=0.3, ge=0)
     fact_lexical_weight: float = Field(default=0.2, ge=0)

@@ -156,20 +156,51 @@ class NameMatcher:
 
 NameLookup = Callable[[list[str]], Mapping[str, Mapping[str, "str | None"]]]
 """Name keys -> ``{node id: exact spelling for one-word names, else None}`` (a store lookup)."""
+TitledLookup = Callable[[list[str]], Mapping[str, Mapping[str, "tuple[bool, str | None]"]]]
+"""As :data:`NameLookup`, each node also telling whether it is a document title."""
 
 
-def find_mentions(text: str, lookup: NameLookup, longest: int = 12) -> list[Mention]:
-    """Known names in ``text`` as :class:`NameMatcher` finds them (leftmost-longest, no
-    overlaps, one-word names by exact case, one mention per node), with the names looked up
-    by key in a store: every word span of up to ``longest`` words at once."""
-    return find_mentions_many([text], lookup, longest)[0]
+def find_titles_first(
+    texts: Sequence[str], lookup: TitledLookup, longest: int = 12, unique: bool = True
+) -> list[list[Mention]]:
+    """:func:`find_mentions_many` where titles win: titles are matched first, then other
+    names, so a longer name does not hide a title inside it ("West Chicago" in "West Chicago
+    High School": both are found), while a name spelled like a title, or one that cuts
+    across a title ("first Jason" in "born first, Jason Katims"), is left out."""
+    forms: dict[str, Mapping[str, tuple[bool, str | None]]] = {}
+
+    def titles(keys: list[str]) -> dict[str, dict[str, str | None]]:
+        forms.update(lookup(keys))
+        return {k: {n: e for n, (title, e) in v.items() if title} for k, v in forms.items()}
+
+    def others(keys: list[str]) -> dict[str, dict[str, str | None]]:  # the titles' spans
+        return {
+            k: {n: e for n, (_, e) in v.items()}
+            for k, v in forms.items()
+            if not any(title for title, _ in v.values())
+        }
+
+    by_title = find_mentions_many(texts, titles, longest, unique)
+    by_name = find_mentions_many(texts, others, longest, unique)
+    return [
+        [*found, *(m for m in names if not any(_cuts(m, t) for t in found))]
+        for found, names in zip(by_title, by_name, strict=True)
+    ]
+
+
+def _cuts(name: Mention, title: Mention) -> bool:
+    """Whether ``name`` overlaps ``title`` without holding all of it."""
+    overlaps = name.start < title.end and title.start < name.end
+    return overlaps and not (name.start <= title.start and title.end <= name.end)
 
 
 def find_mentions_many(
     texts: Sequence[str], lookup: NameLookup, longest: int = 12, unique: bool = True
 ) -> list[list[Mention]]:
-    """:func:`find_mentions` for many texts with one ``lookup`` call for all their spans
-    (``unique=False`` keeps every mention of a node, for counting)."""
+    """Known names in each of ``texts`` as :class:`NameMatcher` finds them (leftmost-longest,
+    no overlaps, one-word names by exact case, one mention per node unless ``unique`` is
+    false, for counting), with the names looked up by key in a store: every word span of up
+    to ``longest`` words of all the texts in one ``lookup`` call."""
     parsed = []
     keys: set[str] = set()
     for text in texts:

@@ -57,7 +57,8 @@ def test_sync_embeds_only_changed_files_and_honours_query_controls(
         (agent_file.parent / "knowledge" / "team.txt").write_text("Ada leads the team.\n")
         third = agent.sync()
         assert len(third.updated) == 1 and len(third.unchanged) == 4
-        assert counting.texts_embedded == embedded + 1
+        # the changed chunk, and the new name its fact makes ("Ada", embedded for fuzzy linking)
+        assert counting.texts_embedded == embedded + 2
 
         hits = agent.search("Which model embeds the chunks?")
         assert 1 <= len(hits) <= 2 and all(h.score >= 0.2 for h in hits)

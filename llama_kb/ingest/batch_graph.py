@@ -1,5 +1,6 @@
 """The graph an ingest batch writes: its documents' and chunks' nodes, what its extractors
-found, and the access of each (what a document says is as private as the document)."""
+found, the names its facts hold (:mod:`.fact_names`), and the access of each (what a document
+says is as private as the document)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from llama_kb import graph_model as gm
 from llama_kb.access import ACCESS_FIELD, PUBLIC
 from llama_kb.ingest._doc_codec import document_access
 from llama_kb.ingest.extractors import GraphFragment
+from llama_kb.ingest.fact_names import fact_names
 from llama_kb.types import SourceDocument, TextChunk
 
 
@@ -51,6 +53,10 @@ def batch_graph(
             for rel in fragment.relations:  # what a document says is as private as it
                 rel.properties.setdefault(ACCESS_FIELD, access[doc.doc_id])
             graph.relations.extend(fragment.relations)
+            facts = (n for n in fragment.nodes if n.label == gm.FACT)
+            names, mentions = fact_names(facts, doc.title, access[doc.doc_id])
+            graph.extracted.extend(names)
+            graph.relations.extend(mentions)
     for rel in graph.relations:
         rel.properties.setdefault(ACCESS_FIELD, chunk_access.get(rel.source_id, PUBLIC))
     return graph

@@ -32,6 +32,7 @@ from llama_kb.ingest.batch_graph import batch_graph
 from llama_kb.ingest.chunker import Chunker, embedding_text
 from llama_kb.ingest.documents import INLINE_PREFIX
 from llama_kb.ingest.extractors import GraphExtractor, GraphFragment
+from llama_kb.ingest.fact_names import drop_titled, newly_visible
 from llama_kb.ingest.guards import use_limits
 from llama_kb.ingest.guards.records import vector_problem
 from llama_kb.ingest.linking import link_chunks
@@ -50,7 +51,7 @@ logger = logging.getLogger(__name__)
 
 __all__ = ["INLINE_ORIGIN", "INLINE_PREFIX", "IngestionPipeline", "embedding_text"]
 
-PIPELINE_VERSION = "2"
+PIPELINE_VERSION = "3"
 INLINE_ORIGIN = "inline"
 """The ``origin`` of sources grouping documents added in memory (keys ``inline:<ref id>``)."""
 RELINK_FLAG = "relink_pending"
@@ -107,6 +108,8 @@ class IngestionPipeline:
             ).encode()
         ).hexdigest()[:16]
         self.planner = Planner(manifest, self._fingerprint, self.limits, self.secrets)
+        self._new_names: set[tuple[str, str]] = set()
+        """Names this run's facts made visible to an access key (older chunks link to them)."""
         self.stored_vectors = StoredVectors(vectors)
         self.phrases = phrases
 
@@ -219,6 +222,7 @@ class IngestionPipeline:
         if any(w.docs for w in works):
             # set until linking completes: a run that dies before re-links everything next time
             self.manifest.set_flag(RELINK_FLAG, True)
+        self._new_names.clear()
         written = self._write(works, report, show_progress)
         try:
             self._remove_vanished(works, report)
@@ -226,7 +230,8 @@ class IngestionPipeline:
                 prune()
             unlinked = [d for w in works for d in w.unlinked]
             index = self.search_index
-            link_chunks(index, self.graph, self.vectors, written, unlinked, relink_all)
+            names = drop_titled(index, self.graph, self._new_names)
+            link_chunks(index, self.graph, self.vectors, written, unlinked, relink_all, names)
         except LlamaKBError as e:
             report.failed.append(IngestFailure("(linking)", f"{e}; the next run completes it"))
             return self._finish(report, started)
@@ -307,6 +312,7 @@ class IngestionPipeline:
             raise EmbeddingError(f"the embedding model returned {problem}; nothing was stored")
         self.vectors.add(chunks, vectors)
         graph = batch_graph(items, fragments)
+        self._new_names.update(newly_visible(graph.extracted, graph.relations, self.search_index))
         self.graph.upsert_nodes(graph.owned + self._missing(graph.extracted, graph.owned))
         self.graph.upsert_relations(graph.relations)
         if self.phrases is not None:

@@ -39,12 +39,17 @@ class Candidates:
         self.chunk_ids = tuple(dict.fromkeys(chunk_ids))
         self.row_of = {c: i for i, c in enumerate(self.chunk_ids)}
 
-    def local_graph(self, title_pull: float) -> LocalGraph:
+    def local_graph(self, title_pull: float, untitled_weight: float = 1.0) -> LocalGraph:
         """The query's graph for a walk: a second walk (the second hop's passage is ranked
         before the query's own ranking) reads only what the first did not."""
-        if self.walked is None or self.walked.title_pull != title_pull:
-            self.walked = LocalGraph(self.index, self.index.chunk_count(), title_pull)
-        return self.walked
+        walked = self.walked
+        if walked is None or (walked.title_pull, walked.untitled_weight) != (
+            title_pull,
+            untitled_weight,
+        ):
+            walked = LocalGraph(self.index, self.index.chunk_count(), title_pull, untitled_weight)
+            self.walked = walked
+        return walked
 
     def fetch(self, chunk_ids: Iterable[str]) -> None:
         """Read the text and metadata of ``chunk_ids`` not read yet."""

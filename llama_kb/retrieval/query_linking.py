@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from llama_kb.names import candidate_spans, find_mentions
+from llama_kb.graph_model import DOCUMENT
+from llama_kb.names import candidate_spans, find_titles_first
 from llama_kb.retrieval.fuzzy_names import FuzzyNameLinker
 from llama_kb.retrieval.index import Candidates
 
@@ -17,18 +18,19 @@ def link_query(
     degrade: Callable[[str, Exception], None],
     before_fuzzy: Callable[[], None] | None = None,
 ) -> list[dict[str, Any]]:
-    """Graph names in the query: exact/alias matches (an indexed lookup of its word spans),
+    """Graph names in the query: exact/alias matches (an indexed lookup of its word spans,
+    titles first: :func:`~llama_kb.names.find_titles_first`),
     else embedding similarity of its capitalised spans to names spelled like them (see
     :mod:`.fuzzy_names`; a failing embedding degrades to the exact matches).
     ``before_fuzzy`` is called when that slower lookup starts."""
 
-    def lookup(keys: list[str]) -> dict[str, dict[str, str | None]]:
-        found: dict[str, dict[str, str | None]] = {}
+    def lookup(keys: list[str]) -> dict[str, dict[str, tuple[bool, str | None]]]:
+        found: dict[str, dict[str, tuple[bool, str | None]]] = {}
         for form in view.index.name_forms(keys):
-            found.setdefault(form.key, {})[form.node_id] = form.exact
+            found.setdefault(form.key, {})[form.node_id] = (form.label == DOCUMENT, form.exact)
         return found
 
-    mentions = find_mentions(query, lookup)
+    mentions = find_titles_first([query], lookup)[0]
     view.names.update(view.index.display_names([m.node_id for m in mentions]))
     linked = [
         {"id": m.node_id, "name": view.name(m.node_id), "surface": m.surface, "method": "name"}

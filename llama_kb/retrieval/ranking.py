@@ -72,7 +72,7 @@ def rank_graph(
     """The ``keep`` best chunks by PPR from the query's entities (and hits) plus a share of
     the dense+lexical score."""
     assert plan.classification is not None
-    local = view.local_graph(ranking.title_pull)
+    local = view.local_graph(ranking.title_pull, ranking.untitled_weight)
     local.load_names(plan.entity_ids)
     name_seeds = {e: 1.0 for e in dict.fromkeys(plan.entity_ids) if local.name_chunks.get(e)}
     view.set_rows([*(h.chunk_id for h in dense), *(c for c, _ in lexical)])

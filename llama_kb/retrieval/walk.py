@@ -4,8 +4,9 @@ The graph is HippoRAG-style (no LLM): chunks link to the *names* (documents and 
 they belong to (``PART_OF``) and mention. A walk alternates chunk -> name -> chunk with
 
 * chunk -> name: proportional to the name's idf, ``log(1 + chunks / df)`` (rare names carry
-  more mass); a name that leads back to a single chunk and titles nothing is a dead end and
-  is not entered;
+  more mass), times ``untitled_weight`` for a name that titles nothing (a name facts hold,
+  :mod:`llama_kb.ingest.fact_names`: a bridge, but a page's title is the stronger lead); a
+  name that leads back to a single chunk and titles nothing is a dead end and is not entered;
 * name -> chunk: ``title_pull`` for the name's own chunks, 1 for chunks that mention it,
   normalised by the name's *stored* totals (``name_stats``), so capping a hub's chunk list
   loses only the mass of the chunks left out, it does not inflate the rest.
@@ -44,6 +45,7 @@ class LocalGraph:
     index: SearchIndex
     n_chunks: int
     title_pull: float = TITLE_PULL
+    untitled_weight: float = 1.0
     cap: int = NAME_CAP
     chunk_names: dict[str, list[tuple[str, bool]]] = field(default_factory=dict)
     name_chunks: dict[str, list[tuple[str, bool]]] = field(default_factory=dict)
@@ -80,6 +82,11 @@ class LocalGraph:
             return 0.0
         return math.log(1.0 + max(self.n_chunks, 1) / max(df, 1))
 
+    def _lead(self, name: str) -> float:
+        """Unnormalised weight of the step into ``name``: its idf, less for an untitled one."""
+        untitled = self.stats.get(name, NameStats()).titles == 0
+        return self.idf(name) * (self.untitled_weight if untitled else 1.0)
+
     def chunk_out(self, chunk: str) -> list[tuple[str, float]]:
         """``(name, probability)`` of the step from ``chunk`` (computed once per query)."""
         known = self._out.get((True, chunk))
@@ -95,7 +102,7 @@ class LocalGraph:
         return known
 
     def _chunk_out(self, chunk: str) -> list[tuple[str, float]]:
-        weights = [(name, self.idf(name)) for name, _ in self.chunk_names.get(chunk, ())]
+        weights = [(name, self._lead(name)) for name, _ in self.chunk_names.get(chunk, ())]
         total = sum(w for _, w in weights)
         return [(n, w / total) for n, w in weights if w > 0] if total > 0 else []
 

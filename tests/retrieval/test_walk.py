@@ -101,3 +101,22 @@ def test_a_step_spreads_from_at_most_frontier_names(tmp_path) -> None:
     assert max(bounded, key=bounded.__getitem__) == "c0"
     assert sorted(bounded) == [f"c{i}" for i in range(8)]  # Seed's page and 7 names' pages
     graph.close()
+
+
+def test_the_step_into_a_name_that_titles_nothing_is_weighted_down(tmp_path) -> None:
+    # chunk 0 is about A and mentions B (a page) and X (a name no document is about)
+    graph = build(tmp_path, [(0, "A"), (1, "B")], [(0, "B"), (0, "X"), (2, "X")], 3)
+    graph.upsert_relations([gm.relation("c2", gm.MENTIONS, "doc:B", 0.5)])
+
+    def step(untitled_weight: float) -> dict[str, float]:
+        local = LocalGraph(graph.search_index, 3, untitled_weight=untitled_weight)
+        local.load_chunks(["c0"])
+        return dict(local.chunk_out("c0"))
+
+    plain, weighted = step(1.0), step(0.3)
+    graph.close()
+    assert set(plain) == set(weighted) == {"doc:A", "doc:B", "doc:X"}
+    assert weighted["doc:X"] / weighted["doc:B"] == pytest.approx(
+        0.3 * plain["doc:X"] / plain["doc:B"]
+    )
+    assert weighted["doc:A"] / weighted["doc:B"] == pytest.approx(plain["doc:A"] / plain["doc:B"])
