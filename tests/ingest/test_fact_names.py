@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+import servers
 from llama_index.core import Document
 from llama_index.core.base.embeddings.base import BaseEmbedding
 
@@ -21,9 +22,25 @@ SCOTT = "Scott Young was a Canadian journalist. Scott Young was the father of Ne
 TRIBUTE = "The tribute night ended with a few songs. Songs by Neil Young were played."
 NEIL = gm.entity_node_id("Neil Young")
 
+chroma_server = servers.chroma_server
+falkordb_server = servers.falkordb_server
 
-def open_kb(path: Path, embedding: BaseEmbedding) -> KnowledgeBase:
-    return KnowledgeBase.open(path, embedding=embedding, config=KBConfig(cache_size=0))
+
+@pytest.fixture(params=["embedded", pytest.param("servers", marks=pytest.mark.integration)])
+def env(request: pytest.FixtureRequest) -> dict[str, str]:
+    """Where the knowledge base lives: embedded, or a Chroma server and FalkorDB (started by
+    the tests)."""
+    if request.param == "embedded":
+        return {}
+    chroma = request.getfixturevalue("chroma_server")
+    return {**chroma.env, **request.getfixturevalue("falkordb_server").env}
+
+
+def open_kb(
+    path: Path, embedding: BaseEmbedding, env: dict[str, str] | None = None
+) -> KnowledgeBase:
+    config = KBConfig.from_env(path, env=env or {}, cache_size=0)
+    return KnowledgeBase.open(config=config, embedding=embedding)
 
 
 def doc(text: str, title: str, doc_id: str) -> Document:
@@ -58,9 +75,9 @@ def test_fact_ends_that_are_names_become_entities_the_fact_chunk_mentions() -> N
 
 
 def test_two_passages_that_mention_an_untitled_name_are_linked_through_it(
-    tmp_path: Path, embedding: BaseEmbedding
+    tmp_path: Path, embedding: BaseEmbedding, env: dict[str, str]
 ) -> None:
-    with open_kb(tmp_path / "kb", embedding) as kb:
+    with open_kb(tmp_path / "kb", embedding, env) as kb:
         kb.add_documents([doc(DECADE, "Decade (album)", "decade"), doc(SCOTT, "Scott Young", "s")])
         assert NEIL in links(kb, chunk_of(kb, "compilation"))
         assert NEIL in links(kb, chunk_of(kb, "journalist"))
@@ -69,9 +86,9 @@ def test_two_passages_that_mention_an_untitled_name_are_linked_through_it(
 
 
 def test_an_older_chunk_is_linked_to_a_name_a_later_document_makes(
-    tmp_path: Path, embedding: BaseEmbedding
+    tmp_path: Path, embedding: BaseEmbedding, env: dict[str, str]
 ) -> None:
-    with open_kb(tmp_path / "kb", embedding) as kb:
+    with open_kb(tmp_path / "kb", embedding, env) as kb:
         kb.add_documents([doc(TRIBUTE, "Tribute night", "tribute")])
         older = chunk_of(kb, "tribute")
         assert NEIL not in links(kb, older)  # nothing has made the name yet
@@ -81,11 +98,11 @@ def test_an_older_chunk_is_linked_to_a_name_a_later_document_makes(
 
 @pytest.mark.parametrize("together", [False, True])
 def test_a_name_that_is_a_title_is_that_page_not_a_second_name(
-    tmp_path: Path, embedding: BaseEmbedding, together: bool
+    tmp_path: Path, embedding: BaseEmbedding, env: dict[str, str], together: bool
 ) -> None:
     page = doc("Neil Young is a Canadian musician.", "Neil Young", "neil")
     decade = doc(DECADE, "Decade (album)", "decade")
-    with open_kb(tmp_path / "kb", embedding) as kb:
+    with open_kb(tmp_path / "kb", embedding, env) as kb:
         if together:  # the album first: its name is made before the page is stored
             kb.add_documents([decade, page])
         else:
@@ -97,9 +114,9 @@ def test_a_name_that_is_a_title_is_that_page_not_a_second_name(
 
 
 def test_removing_every_chunk_that_names_it_removes_the_name(
-    tmp_path: Path, embedding: BaseEmbedding
+    tmp_path: Path, embedding: BaseEmbedding, env: dict[str, str]
 ) -> None:
-    with open_kb(tmp_path / "kb", embedding) as kb:
+    with open_kb(tmp_path / "kb", embedding, env) as kb:
         kb.add_documents([doc(DECADE, "Decade (album)", "decade"), doc(SCOTT, "Scott Young", "s")])
         kb.remove(["decade"])
         assert kb.graph.named_nodes(ids=[NEIL])  # Scott Young's page still names it
@@ -109,9 +126,9 @@ def test_removing_every_chunk_that_names_it_removes_the_name(
 
 @pytest.mark.parametrize("access", ["org:acme"])
 def test_a_restricted_name_links_older_public_chunks_under_its_key(
-    tmp_path: Path, embedding: BaseEmbedding, access: str
+    tmp_path: Path, embedding: BaseEmbedding, env: dict[str, str], access: str
 ) -> None:
-    with open_kb(tmp_path / "kb", embedding) as kb:
+    with open_kb(tmp_path / "kb", embedding, env) as kb:
         kb.add_documents([doc(TRIBUTE, "Tribute night", "tribute")])
         kb.add_documents([doc(DECADE, "Decade (album)", "decade")], access=access)
         older = chunk_of(kb, "tribute")
