@@ -27,7 +27,7 @@ from llama_kb import graph_model as gm
 from llama_kb.access import ACCESS_FIELD, PUBLIC
 from llama_kb.names import name_key
 from llama_kb.stores.graph import KBGraphStore
-from llama_kb.stores.search import SearchIndex, restricted
+from llama_kb.stores.search import NameForm, SearchIndex, restricted
 
 CONNECTORS = frozenset({
     "of", "the", "de", "and", "van", "von", "la", "le", "du", "da", "del", "der", "for", "in",
@@ -60,7 +60,6 @@ def fact_names(
     and one link (one relation per chunk and name) cannot carry two keys.
     """
     own = name_key(title) if title else None
-    scope = "" if access == PUBLIC else f"@{access}"
     nodes: dict[str, gm.NamedNode] = {}
     links: dict[tuple[str, str], Relation] = {}
     for fact in facts:
@@ -71,7 +70,7 @@ def fact_names(
             name = " ".join(str(end).split())
             if not is_proper_name(name) or name_key(name) == own:
                 continue
-            node_id = gm.entity_node_id(name) + scope
+            node_id = _scoped_id(name_key(name), access)
             node = nodes.setdefault(node_id, gm.NamedNode(id_=node_id, name=name, label=gm.ENTITY))
             links.setdefault(
                 (chunk_id, node.id),
@@ -95,10 +94,21 @@ def newly_visible(
             by_key.setdefault(key, set()).add(rel.target_id)
     new: set[tuple[str, str]] = set()
     for key, ids in by_key.items():
-        view = restricted(index, frozenset({PUBLIC, key}))
-        seen = {f.node_id for f in view.name_forms(sorted({keys[i] for i in ids}), (gm.ENTITY,))}
+        seen = {f.node_id for f in _visible(index, key, [keys[i] for i in ids], gm.ENTITY)}
         new.update((node_id, key) for node_id in ids - seen)
     return new
+
+
+def _scoped_id(key: str, access: str) -> str:
+    """The entity id of the name whose :func:`~llama_kb.names.name_key` is ``key``, as a
+    document of ``access`` names it (``entity:<key>``, or ``entity:<key>@<access>``)."""
+    node_id = gm.entity_id_of_key(key)
+    return node_id if access == PUBLIC else f"{node_id}@{access}"
+
+
+def _key_of(node_id: str) -> str:
+    """The name key in a :func:`_scoped_id`."""
+    return node_id.removeprefix(gm.entity_id_of_key("")).split("@", 1)[0]
 
 
 def _name_keys(nodes: Iterable[LabelledNode]) -> dict[str, str]:
@@ -110,6 +120,13 @@ def _name_keys(nodes: Iterable[LabelledNode]) -> dict[str, str]:
     }
 
 
+def _visible(index: SearchIndex, access: str, keys: Iterable[str], label: str) -> list[NameForm]:
+    """The stored names of ``label`` spelled as one of ``keys`` that readers of ``access``
+    (and of public records) see."""
+    view = restricted(index, frozenset({PUBLIC, access}))
+    return view.name_forms(sorted(set(keys)), (label,))
+
+
 def drop_titled(
     index: SearchIndex, graph: KBGraphStore, new_names: set[tuple[str, str]]
 ) -> set[tuple[str, str]]:
@@ -119,11 +136,10 @@ def drop_titled(
     the names left."""
     by_key: dict[str, dict[str, str]] = {}
     for node_id, key in new_names:
-        by_key.setdefault(key, {})[node_id] = node_id.removeprefix("entity:").split("@", 1)[0]
+        by_key.setdefault(key, {})[node_id] = _key_of(node_id)
     titled: set[str] = set()
     for key, names in by_key.items():
-        view = restricted(index, frozenset({PUBLIC, key}))
-        spelled = {f.key for f in view.name_forms(sorted(set(names.values())), (gm.DOCUMENT,))}
+        spelled = {f.key for f in _visible(index, key, names.values(), gm.DOCUMENT)}
         titled.update(node_id for node_id, name in names.items() if name in spelled)
     if titled:
         graph.delete(ids=sorted(titled))
