@@ -202,13 +202,12 @@ class RankingConfig(_Model):
         bridge_seed_steps: PageRank steps of the ranking the hop starts from (its best
             passage without dense hits, ``bridge_hop.start``): 2 found as good a passage as
             the full walk on both shared sets (README, "Stop 40"), in less time.
-        bridge_lexical_names: Queries that are not described and link at most this many
-            names take the hop too, through the lexical index (their chain goes on from the
-            one page they name); 0 (the default) keeps the hop to described queries. 1 adds
-            recall on both shared sets and stays within the latency bounds embedded, not on
-            servers (README, "Stop 39").
-        bridge_lexical_words: Words of the best passage (as for ``bridge_words``) that
-            the lexical hop searches for, without the question.
+        bridge_names: Queries that are not described and link at most this many names take
+            the hop too, with the question less those names (the part their page does not
+            answer) in place of the question: 1 (the default) added 2.0 / 1.2 points of R@5
+            on the two halves of MuSiQue and none lost on 2Wiki; 2 lost 0.5 on 2Wiki's
+            comparisons (docs/benchmarks.md, "Stop 46"). 0 keeps the hop to described
+            queries.
 
     The three fact weights are normalised by their sum, so a fact score stays in [0, 1].
     """
@@ -248,8 +247,7 @@ class RankingConfig(_Model):
     bridge_rrf_k: float = Field(default=1.0, gt=0)
     bridge_words: int = Field(default=8, gt=0)
     bridge_seed_steps: int = Field(default=2, gt=0)
-    bridge_lexical_names: int = Field(default=0, ge=0)
-    bridge_lexical_words: int = Field(default=8, gt=0)
+    bridge_names: int = Field(default=1, ge=0)
 
     @model_validator(mode="after")
     def _some_fact_weight(self) -> RankingConfig:

@@ -9,11 +9,13 @@ searched (same filters and access), and they are fused into the ranking below it
 ``bridge_keep`` passages by weighted reciprocal rank fusion: a passage both lists hold
 rises, and the hop's best passages enter the list.
 
-A query that names a single thing ("the county of the city where X was born") is a chain
-from that thing's page; with ``bridge_lexical_names`` its hop searches the lexical index for
-the first ``bridge_lexical_words`` of those words alone (no second embedding: the bridge is
-a name, and its words find its page). Queries naming several things (most comparisons) are
-left alone: their walk from the named entities already reaches each page.
+A query that names a single thing ("the waterfall of the country where X is found") is a
+chain from that thing's page, which the best passage usually is. Its hop embeds the question
+*less that name* (:func:`without_names`: the part the page does not answer) with the
+passage's new words, so the search looks for the next link ("waterfall ... Zimbabwe") instead
+of coming back to the page it started from (``bridge_names``). Queries naming several things
+(most comparisons) are left alone: their walk from the named entities already reaches each
+page, and a hop from one of them pushes the other's chain out.
 
 The hop starts from the best passage of the query's ranking *without* its dense list
 (:func:`start`: its lexical hits and the walk from its names), which is known while the
@@ -24,18 +26,17 @@ same recall (README, "Benchmarks").
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from functools import partial
 
 from llama_kb.background import Pending
 from llama_kb.config import RankingConfig
 from llama_kb.retrieval import trace as observe
-from llama_kb.retrieval.index import Candidates
 from llama_kb.retrieval.lexical import lexical_tokens
 from llama_kb.retrieval.plan import QueryPlan
-from llama_kb.retrieval.ranking import Lexical, is_described, make_hit, rank_graph, rank_semantic
+from llama_kb.retrieval.ranking import Lexical, is_described, rank_graph, rank_semantic
 from llama_kb.types import Route, SearchHit
 
 Search = Callable[[str, int], list[SearchHit]]
@@ -43,15 +44,18 @@ Search = Callable[[str, int], list[SearchHit]]
 
 
 def kind(plan: QueryPlan, ranking: RankingConfig) -> str | None:
-    """The second hop ``plan`` gets: ``"dense"`` for a described query, ``"lexical"`` for
-    one linking at most ``bridge_lexical_names`` names, else ``None`` (or when the hop is
-    off)."""
+    """The second hop ``plan`` gets: ``"dense"`` for a described query, ``"named"`` for
+    one linking at most ``bridge_names`` names and asking more than them, else ``None`` (or
+    when the hop is off)."""
     if ranking.bridge_weight <= 0:
         return None
     if is_described(plan, ranking):
         return "dense"
-    if len(set(plan.linked_surfaces)) <= ranking.bridge_lexical_names:
-        return "lexical"
+    surfaces = plan.linked_surfaces
+    if len(set(surfaces)) <= ranking.bridge_names and lexical_tokens(
+        without_names(plan.query, surfaces)
+    ):
+        return "named"
     return None
 
 
@@ -94,26 +98,20 @@ def _best_without_dense(
 def _search_from(
     plan: QueryPlan, best: SearchHit, ranking: RankingConfig, hop_kind: str, dense_search: Search
 ) -> None:
-    """Start the hop's search from ``best`` in a thread: the question and ``best``'s new words
-    through ``dense_search``, or those words alone through the lexical index."""
-    if hop_kind == "dense":
-        text = f"{plan.query} {bridge_text(plan.query, best.text, ranking.bridge_words)}"
-        search = dense_search
-    else:  # the bridge's own words find its page; the question's only add cost
-        text = bridge_text(plan.query, best.text, ranking.bridge_lexical_words)
-        search = partial(lexical_search, plan)
-    plan.hop = Pending(search, text, ranking.bridge_depth + ranking.bridge_keep)
+    """Start the hop's dense search from ``best`` in a thread: the question (less its names
+    for a ``"named"`` hop) and ``best``'s new words."""
+    asked = without_names(plan.query, plan.linked_surfaces) if hop_kind == "named" else plan.query
+    text = f"{asked} {bridge_text(plan.query, best.text, ranking.bridge_words)}"
+    plan.hop = Pending(dense_search, text, ranking.bridge_depth + ranking.bridge_keep)
     plan.trace.setdefault("retrievers", {})["bridge"] = {"search": hop_kind, "from": best.chunk_id}
 
 
-def lexical_search(plan: QueryPlan, text: str, n: int) -> list[SearchHit]:
-    """The ``n`` best passages for ``text`` in ``plan``'s lexical index (filters and access
-    hold), scored by BM25; read through a view of their own (this runs in a thread)."""
-    assert plan.view is not None
-    view = Candidates(plan.view.index)
-    found = view.index.lexical(lexical_tokens(text), n, plan.options.filters)
-    view.fetch(c for c, _ in found)
-    return [make_hit(view, [], chunk_id, score, {}) for chunk_id, score in found]
+def without_names(query: str, surfaces: Sequence[str]) -> str:
+    """``query`` with every occurrence of the name ``surfaces`` (any case) taken out, the
+    longest first, and its spaces tidied."""
+    for surface in sorted({s for s in surfaces if s.strip()}, key=len, reverse=True):
+        query = re.sub(re.escape(surface), " ", query, flags=re.IGNORECASE)
+    return " ".join(query.split())
 
 
 def apply(

@@ -17,7 +17,7 @@ from llama_kb.retrieval.plan import QueryPlan
 from llama_kb.types import SearchHit
 
 RANKING = RankingConfig(
-    bridge_weight=0.5, bridge_keep=2, bridge_depth=10, bridge_rrf_k=1.0, bridge_lexical_names=1
+    bridge_weight=0.5, bridge_keep=2, bridge_depth=10, bridge_rrf_k=1.0, bridge_names=1
 )
 
 
@@ -34,14 +34,16 @@ def hit(n: int, score: float = 0.5) -> SearchHit:
 FUSED = [hit(n, 1.0 - n / 20) for n in range(1, 11)]  # c1 (0.95) ... c10 (0.5)
 
 
-def test_described_queries_hop_densely_single_name_ones_lexically_the_rest_not() -> None:
+def test_described_and_single_name_queries_hop_the_rest_not() -> None:
     described = plan("who founded the society that publishes the journal", [])
     assert bridge_hop.kind(described, RANKING) == "dense"
     single = plan("In what county is the city where Adam Smith was born?", ["Adam Smith"])
-    assert bridge_hop.kind(single, RANKING) == "lexical"
+    assert bridge_hop.kind(single, RANKING) == "named"
+    assert bridge_hop.kind(single, RankingConfig()) == "named"  # on by default
+    assert bridge_hop.kind(single, RankingConfig(bridge_names=0)) is None
+    assert bridge_hop.kind(plan("the Adam Smith", ["Adam Smith"]), RANKING) is None  # no more
     named = plan("Who was born first, Adam Smith or Karl Marx?", ["Adam Smith", "Karl Marx"])
     assert bridge_hop.kind(named, RANKING) is None
-    assert bridge_hop.kind(single, RankingConfig()) is None  # off by default
     off = RANKING.model_copy(update={"bridge_weight": 0.0})
     assert bridge_hop.kind(described, off) is None and bridge_hop.kind(single, off) is None
 
@@ -96,13 +98,31 @@ def test_the_hop_embeds_the_words_of_the_best_passage_the_question_lacks_names_f
     assert bridge_hop.bridge_text("society journal trade", "the Society of the Journal", 5) == ""
 
 
+def test_a_named_hop_embeds_the_question_less_its_names() -> None:
+    asked: list[str] = []
+
+    def search(text: str, n: int) -> list[SearchHit]:
+        asked.append(text)
+        return []
+
+    query = plan("In what county is the city where adam smith was born?", ["Adam Smith"])
+    best = SearchHit("c1", "d1", "Adam Smith was born in Kirkcaldy, Fife.", 0.9, {}, {})
+    bridge_hop.apply(query, [best, *FUSED[1:]], RANKING, 6, must_not_fail, "named", search)
+    assert asked == ["In what county is the city where was born? Kirkcaldy, Fife."]
+    assert query.trace["retrievers"]["bridge"]["search"] == "named"
+    longest_first = bridge_hop.without_names("Smith of Adam Smith Hall", ["Smith", "Adam Smith"])
+    assert longest_first == "of Hall"
+    spliced = bridge_hop.without_names("Who was A.B. (born 1900)?", ["A.B. (born", ""])
+    assert spliced == "Who was 1900)?"  # a name is matched as text, never as a pattern
+
+
 def test_a_hop_already_started_is_waited_for_not_searched_again() -> None:
     def search(text: str, n: int) -> list[SearchHit]:
         raise AssertionError("searched again")
 
     query = plan("In what county is the city where Adam Smith was born?", ["Adam Smith"])
     query.hop = Pending(lambda: [hit(7)])
-    out = bridge_hop.apply(query, list(FUSED), RANKING, 6, must_not_fail, "lexical", search)
+    out = bridge_hop.apply(query, list(FUSED), RANKING, 6, must_not_fail, "named", search)
     assert next(h for h in out if h.chunk_id == "c7").ranks["bridge"] == 1
 
 
@@ -182,9 +202,7 @@ def test_the_hop_runs_for_described_queries_and_respects_access(journal_kb) -> N
     assert scores == sorted(scores, reverse=True) and all(0 <= s <= 1 for s in scores)
 
 
-def test_a_query_naming_one_thing_hops_through_the_lexical_index_within_access(
-    tmp_path, embedding
-) -> None:
+def test_a_query_naming_one_thing_hops_from_its_page_within_access(tmp_path, embedding) -> None:
     def page(title: str, text: str) -> Document:
         return Document(text=text, metadata={"title": title})
 
@@ -203,10 +221,10 @@ def test_a_query_naming_one_thing_hops_through_the_lexical_index_within_access(
         )
         question = "Who was the mayor of the seat of the Lumen Society?"
         anonymous = kb.retrieve(question, top_k=3)
-        assert anonymous.trace["retrievers"]["bridge"]["search"] == "lexical"
+        assert anonymous.trace["retrievers"]["bridge"]["search"] == "named"
         society = next(h for h in anonymous.unstructured if h.text.startswith("The Lumen"))
         assert anonymous.trace["retrievers"]["bridge"]["from"] == society.chunk_id
         assert all("Ferrow" not in h.text for h in anonymous.unstructured)
         bob = kb.retrieve(question, top_k=3, principal="bob")
-        assert bob.trace["retrievers"]["bridge"]["search"] == "lexical"
+        assert bob.trace["retrievers"]["bridge"]["search"] == "named"
         assert any("Ferrow" in h.text for h in bob.unstructured)
