@@ -204,10 +204,11 @@ class RankingConfig(_Model):
             the full walk on both shared sets (README, "Stop 40"), in less time.
         bridge_names: Queries that are not described and link at most this many names take
             the hop too, with the question less those names (the part their page does not
-            answer) in place of the question: 1 (the default) added 2.0 / 1.2 points of R@5
-            on the two halves of MuSiQue and none lost on 2Wiki; 2 lost 0.5 on 2Wiki's
-            comparisons (docs/benchmarks.md, "Stop 46"). 0 keeps the hop to described
-            queries.
+            answer) in place of the question. 1 adds 2.0 / 1.2 points of R@5 on the two
+            halves of MuSiQue and loses none on 2Wiki, but a second embedding and dense
+            search for most named queries put ``kb.retrieve`` at 1.9x a raw query at 10k
+            passages (1.5x without; bound 1.5), so 0 (the default) keeps the hop to described
+            queries (docs/benchmarks.md, "Stop 46").
 
     The three fact weights are normalised by their sum, so a fact score stays in [0, 1].
     """
@@ -247,7 +248,7 @@ class RankingConfig(_Model):
     bridge_rrf_k: float = Field(default=1.0, gt=0)
     bridge_words: int = Field(default=8, gt=0)
     bridge_seed_steps: int = Field(default=2, gt=0)
-    bridge_names: int = Field(default=1, ge=0)
+    bridge_names: int = Field(default=0, ge=0)
 
     @model_validator(mode="after")
     def _some_fact_weight(self) -> RankingConfig:

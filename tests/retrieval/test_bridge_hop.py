@@ -39,8 +39,7 @@ def test_described_and_single_name_queries_hop_the_rest_not() -> None:
     assert bridge_hop.kind(described, RANKING) == "dense"
     single = plan("In what county is the city where Adam Smith was born?", ["Adam Smith"])
     assert bridge_hop.kind(single, RANKING) == "named"
-    assert bridge_hop.kind(single, RankingConfig()) == "named"  # on by default
-    assert bridge_hop.kind(single, RankingConfig(bridge_names=0)) is None
+    assert bridge_hop.kind(single, RankingConfig()) is None  # off by default
     assert bridge_hop.kind(plan("the Adam Smith", ["Adam Smith"]), RANKING) is None  # no more
     named = plan("Who was born first, Adam Smith or Karl Marx?", ["Adam Smith", "Karl Marx"])
     assert bridge_hop.kind(named, RANKING) is None
