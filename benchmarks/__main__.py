@@ -4,6 +4,7 @@ mcp, import, observability, scale, access."""
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 from pathlib import Path
 
@@ -85,6 +86,12 @@ def main() -> None:
     parser.add_argument(
         "--resume", action="store_true", help="scale: grow the knowledge base of an earlier run"
     )
+    parser.add_argument(
+        "--ranking",
+        type=json.loads,
+        help="retrieval: RankingConfig fields changed from the defaults, as JSON "
+        "(e.g. '{\"bridge_names\": 1}')",
+    )
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
     if args.benchmark == "ingest":
@@ -152,6 +159,7 @@ def main() -> None:
             with_triples=args.with_triples,
             chunk_unit=args.chunk_unit,
             embedding_name=args.embedding,
+            ranking=args.ranking,
         )
 
 

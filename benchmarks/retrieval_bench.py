@@ -9,6 +9,7 @@ the top-k *distinct documents*.
 from __future__ import annotations
 
 import hashlib
+import json
 import shutil
 import time
 from collections import Counter, defaultdict
@@ -34,8 +35,10 @@ def run(
     with_triples: bool = False,
     chunk_unit: str | None = None,
     embedding_name: str = "minilm",
+    ranking: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Ingest ``dataset/corpus.jsonl`` (incrementally into ``kb_dir``) and score every mode.
+    """Ingest ``dataset/corpus.jsonl`` (incrementally into ``kb_dir``) and score every mode,
+    with ``ranking`` (``RankingConfig`` fields) changed from the defaults if given.
 
     With ``with_triples``, ``triples.jsonl`` is also loaded into a copy of the knowledge
     base and scored separately: those triples are each question's own reasoning path (an
@@ -45,7 +48,8 @@ def run(
     kb_dir = kb_dir or out_dir / f"kb-{dataset.name}-{chunk_unit or 'tokens'}-{embedding_name}"
     embedding = default_embedding(embedding_name)
     chunking = {} if chunk_unit is None else {"chunking": {"unit": chunk_unit}}
-    config = KBConfig.build(path=kb_dir, **chunking)  # none given: a reused KB keeps its own
+    changed = {"ranking": ranking} if ranking else {}
+    config = KBConfig.build(path=kb_dir, **chunking, **changed)  # a reused KB keeps its chunking
     with KnowledgeBase.open(config=config, embedding=embedding) as kb:
         chunk_unit = kb.config.chunking.unit
         with timer() as ingest_time:
@@ -59,6 +63,7 @@ def run(
         "dataset": dataset.name,
         "questions": len(questions),
         "embedding": embedding.model_name,
+        "ranking_changed": ranking or {},
         "ingest": {
             "chunk_unit": chunk_unit,
             "seconds": round(ingest_time(), 1),
@@ -204,6 +209,11 @@ def _paired_latency(kb: KnowledgeBase, questions: list[dict[str, Any]]) -> dict[
     }
 
 
+def _changed(figures: dict[str, Any]) -> str:
+    changed = figures.get("ranking_changed")
+    return f"; ranking changed: `{json.dumps(changed)}`" if changed else ""
+
+
 def _markdown(figures: dict[str, Any]) -> str:
     modes = figures["modes"]
     lines = [
@@ -212,7 +222,7 @@ def _markdown(figures: dict[str, Any]) -> str:
         f"{figures['ingest']['seconds']} s ({figures['ingest']['added']} added, "
         f"{figures['ingest']['unchanged']} unchanged; chunker {figures['ingest']['chunk_unit']}: "
         f"{figures['ingest']['chunks']} chunks embedded, "
-        f"{figures['ingest']['chunks_over_window']} over the model window).",
+        f"{figures['ingest']['chunks_over_window']} over the model window){_changed(figures)}.",
         "",
         "| mode | R@2 | R@5 | R@10 | all-gold@5 | median ms | p95 ms | routes |",
         "|---|---|---|---|---|---|---|---|",
