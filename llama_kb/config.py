@@ -191,7 +191,15 @@ class RankingConfig(_Model):
         bridge_weight: Weight of the second hop (question + best passage,
             :mod:`~llama_kb.retrieval.bridge_hop`) against the fused ranking; 0 turns the
             hop off.
-        bridge_keep: Best fused passages the hop never moves.
+        bridge_keep: Best fused passages the hop of a described query never moves: 1, with
+            ``bridge_weight`` 1.2 and ``bridge_rrf_k`` 2, lets the hop's best passage take
+            second place (MuSiQue R@2 48.0 / 48.8 -> 50.4 / 50.6 on the tune / check
+            halves, R@5 not lower; docs/benchmarks.md, "Stop 46").
+        bridge_named_keep: The same for the hop of a named query (``bridge_names``): 2, as
+            the walk from a named page usually reaches the next page by its title (2Wiki
+            R@2 80.8 with 2, 74.2 with 1).
+        bridge_named_weight: ``bridge_weight`` for the hop of a named query: 0.8 (MuSiQue
+            tune R@5 65.7 at 0.5, 66.8 at 0.8 and 1.0; 2Wiki R@2 79.8 at 1.2).
         bridge_depth: Passages the hop searches for.
         bridge_pool: Fused passages the hop's results are fused with.
         bridge_rrf_k: The ``k`` of that reciprocal rank fusion (small: rank matters).
@@ -241,11 +249,13 @@ class RankingConfig(_Model):
     hit_decay: float = Field(default=0.05, ge=0, le=0.2)
     fact_hits: int = Field(default=5, ge=0)
     rerank_depth: int = Field(default=20, gt=0)
-    bridge_weight: float = Field(default=0.5, ge=0)
-    bridge_keep: int = Field(default=2, ge=0)
+    bridge_weight: float = Field(default=1.2, ge=0)
+    bridge_keep: int = Field(default=1, ge=0)
+    bridge_named_keep: int = Field(default=2, ge=0)
+    bridge_named_weight: float = Field(default=0.8, ge=0)
     bridge_depth: int = Field(default=10, gt=0)
     bridge_pool: int = Field(default=30, gt=0)
-    bridge_rrf_k: float = Field(default=1.0, gt=0)
+    bridge_rrf_k: float = Field(default=2.0, gt=0)
     bridge_words: int = Field(default=8, gt=0)
     bridge_seed_steps: int = Field(default=2, gt=0)
     bridge_names: int = Field(default=0, ge=0)

@@ -5,9 +5,9 @@ only; the passage that answers it names the bridge the next hop needs. So the qu
 embedded again together with the words of that passage that the question does not hold
 (:func:`bridge_text`: its names first, ``bridge_words`` words in all; the whole passage
 costs twice the embedding time and was no better), the passages nearest to that pair are
-searched (same filters and access), and they are fused into the ranking below its top
-``bridge_keep`` passages by weighted reciprocal rank fusion: a passage both lists hold
-rises, and the hop's best passages enter the list.
+searched (same filters and access), and they are fused into the ranking below its best
+passage (``bridge_keep``) by weighted reciprocal rank fusion: a passage both lists hold
+rises, and the hop's best passages enter the list, its very best often in second place.
 
 A query that names a single thing ("the waterfall of the country where X is found") is a
 chain from that thing's page, which the best passage usually is. Its hop embeds the question
@@ -102,7 +102,7 @@ def _search_from(
     for a ``"named"`` hop) and ``best``'s new words."""
     asked = without_names(plan.query, plan.linked_surfaces) if hop_kind == "named" else plan.query
     text = f"{asked} {bridge_text(plan.query, best.text, ranking.bridge_words)}"
-    plan.hop = Pending(dense_search, text, ranking.bridge_depth + ranking.bridge_keep)
+    plan.hop = Pending(dense_search, text, ranking.bridge_depth + kept(ranking, hop_kind))
     plan.trace.setdefault("retrievers", {})["bridge"] = {"search": hop_kind, "from": best.chunk_id}
 
 
@@ -134,7 +134,7 @@ def apply(
         if plan.hop is None:
             _search_from(plan, hits[0], ranking, hop_kind, dense_search)
         assert plan.hop is not None
-        out = fuse(plan, hits, plan.hop.result(), ranking, keep)
+        out = fuse(plan, hits, plan.hop.result(), ranking, keep, hop_kind)
     except Exception as e:
         degrade("bridge", e)
         return hits[:keep]
@@ -150,20 +150,23 @@ def fuse(
     found: Sequence[SearchHit],
     ranking: RankingConfig,
     keep: int,
+    hop_kind: str = "dense",
 ) -> list[SearchHit]:
     """``hits`` (the fused ranking, ``bridge_pool`` deep, not empty) with the passages the
-    hop ``found`` fused in below its top ``bridge_keep``; the ``keep`` best are returned.
+    hop of ``hop_kind`` ``found`` fused in below its top :func:`kept` at its weight; the
+    ``keep`` best are returned.
 
     Scores stay those of the fused ranking by position (rank ``i`` keeps the ``i``-th best
     fused score), so they remain in [0, 1] and descending; each passage the hop found carries
     its rank there under ``ranks["bridge"]``.
     """
-    fixed = hits[: ranking.bridge_keep]
+    fixed = hits[: kept(ranking, hop_kind)]
+    hop_weight = ranking.bridge_named_weight if hop_kind == "named" else ranking.bridge_weight
     fixed_docs = {h.doc_id for h in fixed}
     bridge = [h for h in found if h.doc_id not in fixed_docs][: ranking.bridge_depth]
     fused: dict[str, float] = {}
     by_id: dict[str, SearchHit] = {}
-    for weight, ranked in ((1.0, hits[len(fixed) :]), (ranking.bridge_weight, bridge)):
+    for weight, ranked in ((1.0, hits[len(fixed) :]), (hop_weight, bridge)):
         for rank, hit in enumerate(ranked):
             share = weight / (ranking.bridge_rrf_k + rank)
             fused[hit.chunk_id] = fused.get(hit.chunk_id, 0.0) + share
@@ -184,6 +187,11 @@ def fuse(
     trace = plan.trace.setdefault("retrievers", {}).setdefault("bridge", {})
     trace.update(hits=len(bridge), added=added)
     return out
+
+
+def kept(ranking: RankingConfig, hop_kind: str) -> int:
+    """Best fused passages a hop of ``hop_kind`` never moves."""
+    return ranking.bridge_named_keep if hop_kind == "named" else ranking.bridge_keep
 
 
 def bridge_text(query: str, passage: str, words: int) -> str:

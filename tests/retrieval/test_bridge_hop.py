@@ -71,6 +71,21 @@ def test_the_top_stays_a_shared_passage_rises_and_a_new_one_enters() -> None:
     assert (bridge["from"], bridge["search"], bridge["added"]) == ("c1", "dense", 2)
 
 
+def test_by_default_a_described_hop_can_take_second_place_a_named_one_cannot() -> None:
+    def search(text: str, n: int) -> list[SearchHit]:
+        return [hit(42), hit(43)]
+
+    defaults = RankingConfig(bridge_names=1)
+    described = plan("who founded the society that publishes the journal", [])
+    out = bridge_hop.apply(described, list(FUSED), defaults, 4, must_not_fail, "dense", search)
+    # below c1: c2 1/2, c42 1.2/2, c3 1/3, c43 1.2/3
+    assert [h.chunk_id for h in out] == ["c1", "c42", "c2", "c43"]
+    named = plan("In what county is the city where Adam Smith was born?", ["Adam Smith"])
+    out = bridge_hop.apply(named, list(FUSED), defaults, 6, must_not_fail, "named", search)
+    # below c1 and c2: c3 1/2, c42 0.8/2, c4 1/3, c43 0.8/3, c5 1/4
+    assert [h.chunk_id for h in out] == ["c1", "c2", "c3", "c42", "c4", "c43"]
+
+
 def test_the_hop_embeds_the_words_of_the_best_passage_the_question_lacks_names_first() -> None:
     asked: list[str] = []
 
