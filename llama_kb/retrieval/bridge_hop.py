@@ -33,11 +33,10 @@ from dataclasses import replace
 
 from llama_kb.background import Pending
 from llama_kb.config import RankingConfig
-from llama_kb.retrieval import trace as observe
 from llama_kb.retrieval.lexical import lexical_tokens
 from llama_kb.retrieval.plan import QueryPlan
-from llama_kb.retrieval.ranking import Lexical, is_described, rank_graph, rank_semantic
-from llama_kb.types import Route, SearchHit
+from llama_kb.retrieval.ranking import Lexical, is_described, rank_without_dense
+from llama_kb.types import SearchHit
 
 Search = Callable[[str, int], list[SearchHit]]
 """Search of a text for ``n`` passages, with the plan's filters and access."""
@@ -68,31 +67,10 @@ def start(plan: QueryPlan, lexical: Lexical, ranking: RankingConfig, dense_searc
     if hop_kind is None:
         return
     started = time.perf_counter()
-    best = _best_without_dense(plan, lexical, ranking)
+    best = rank_without_dense(plan, lexical, ranking)
     if best is not None:
         _search_from(plan, best, ranking, hop_kind, dense_search)
     plan.stages.add("bridge_seed", started, out=int(best is not None))
-
-
-def _best_without_dense(
-    plan: QueryPlan, lexical: Lexical, ranking: RankingConfig
-) -> SearchHit | None:
-    """The best passage of ``plan``'s route ranking with no dense hits and a walk of
-    ``bridge_seed_steps`` steps, ranked with a trace of its own (the query's stays
-    untouched; its view keeps the records and neighbourhoods read, and the query's own
-    ranking sets its rows anew)."""
-    assert plan.view is not None and plan.classification is not None
-    alone = replace(
-        plan,
-        options=plan.options.model_copy(update={"explain": False}),
-        trace={},
-        stages=observe.StageRecorder(),
-        parts=None,
-    )
-    route = rank_semantic if plan.classification.label is Route.SEMANTIC else rank_graph
-    short = ranking.model_copy(update={"ppr_iterations": ranking.bridge_seed_steps})
-    best = route(alone, plan.view, [], lexical, short, 1, 1)
-    return best[0] if best else None
 
 
 def _search_from(

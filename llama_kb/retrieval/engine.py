@@ -318,9 +318,12 @@ class ContextEngine:
         return self.vectors.query(vector, n, plan.options.filters, plan.access)
 
     def _lexical_and_hop(self, plan: QueryPlan) -> list[tuple[str, float]]:
-        """Lexical hits of ``plan``; its second hop starts from them, if it takes one."""
+        """Lexical hits of ``plan``; its second hop starts from them, if it takes one, else
+        its walk is read ahead (:func:`~.ranking.walk_ahead`)."""
         lexical = plan.lexical.result() if plan.lexical else self._lexical(plan)
         bridge_hop.start(plan, lexical, self.ranking, partial(self._dense_search, plan))
+        if plan.hop is None:
+            ranking.walk_ahead(plan, lexical, self.ranking)
         return lexical
 
     def _lexical_ahead(self, plan: QueryPlan) -> None:

@@ -58,11 +58,13 @@ class QueryPlan:
     parts: debug.ScoreParts | None = None
 
     def degrade(self, backend: str, error: Exception) -> None:
-        """Go on without ``backend``, naming it in ``trace["degraded"]``; raise instead when
-        the query is ``strict``."""
+        """Go on without ``backend``, naming it in ``trace["degraded"]`` (once for the same
+        failure, however many steps meet it); raise instead when the query is ``strict``."""
         if self.options.strict:
             if isinstance(error, LlamaKBError):
                 raise error
             raise LlamaKBError(f"{backend} backend failed: {error}") from error
-        logger.warning("%s backend failed, continuing without it: %s", backend, error)
-        self.degraded.append(f"{backend}: {type(error).__name__}: {error}")
+        entry = f"{backend}: {type(error).__name__}: {error}"
+        if entry not in self.degraded:
+            logger.warning("%s backend failed, continuing without it: %s", backend, error)
+            self.degraded.append(entry)

@@ -336,3 +336,33 @@ def test_spans_are_embedded_while_their_names_are_looked_up(example_kb, monkeypa
     context = example_kb.retrieve("What does the Vector Indexr relate to?")
     assert seen == [True]  # the spans' embedding had started when the lookup ran
     assert context.trace["linked_entities"][0]["name"] == "Vector Indexer"
+
+
+def test_the_walk_read_ahead_changes_no_result(uncached: KnowledgeBase, monkeypatch):
+    from llama_kb.retrieval import ranking
+
+    queries = ["How is the Graph Updater related to the Document Interpreter?", "Graph Updater"]
+    ahead = [uncached.retrieve(q) for q in queries]
+    assert all("walk_ahead" in [s["name"] for s in c.trace["stages"]] for c in ahead)
+    monkeypatch.setattr(ranking, "walk_ahead", lambda *args: None)
+    plain = [uncached.retrieve(q) for q in queries]
+    assert all("walk_ahead" not in [s["name"] for s in c.trace["stages"]] for c in plain)
+    for read_ahead, walked_once in zip(ahead, plain, strict=True):
+        assert [(h.chunk_id, h.score) for h in read_ahead.unstructured] == [
+            (h.chunk_id, h.score) for h in walked_once.unstructured
+        ]
+
+
+def test_one_failure_met_by_several_steps_is_named_once(uncached: KnowledgeBase, monkeypatch):
+    from llama_kb.retrieval.options import resolve_options
+    from llama_kb.retrieval.plan import QueryPlan
+
+    plan = QueryPlan("q", resolve_options(uncached.engine.defaults), 0.0)
+    error = BackendError("graph store down")
+    plan.degrade("graph", error)
+    plan.degrade("graph", error)
+    plan.degrade("vector", error)
+    assert plan.degraded == [
+        "graph: BackendError: graph store down",
+        "vector: BackendError: graph store down",
+    ]
