@@ -208,8 +208,10 @@ class RankingConfig(_Model):
             best recall on the tune half of MuSiQue among 4 to 16 (README, "Stop 40"); more
             cost embedding time.
         bridge_seed_steps: PageRank steps of the ranking the hop starts from (its best
-            passage without dense hits, ``bridge_hop.start``): 2 found as good a passage as
-            the full walk on both shared sets (README, "Stop 40"), in less time.
+            passage without dense hits, ``bridge_hop.start``), and of the walk read ahead
+            (``ranking.walk_ahead``): 1 finds as good a passage as 2 or the full walk on both
+            shared sets, and takes a FalkorDB round trip or two off the slowest questions
+            (docs/scale.md, "Stop 47").
         bridge_names: Queries that are not described and link at most this many names take
             the hop too, with the question less those names (the part their page does not
             answer) in place of the question. 1 adds 2.0 / 1.2 points of R@5 on the two
@@ -257,7 +259,7 @@ class RankingConfig(_Model):
     bridge_pool: int = Field(default=30, gt=0)
     bridge_rrf_k: float = Field(default=2.0, gt=0)
     bridge_words: int = Field(default=8, gt=0)
-    bridge_seed_steps: int = Field(default=2, gt=0)
+    bridge_seed_steps: int = Field(default=1, gt=0)
     bridge_names: int = Field(default=0, ge=0)
 
     @model_validator(mode="after")
