@@ -133,15 +133,19 @@ def _langchain_model_name(embeddings: object) -> str:
     return type(embeddings).__name__
 
 
-def load_in_background(embedding: BaseEmbedding) -> None:
+def load_in_background(embedding: BaseEmbedding) -> threading.Thread | None:
     """Start loading ``embedding``'s model in a thread, when it loads lazily (a ``preload``
-    method): opening a knowledge base then overlaps the load with opening the stores, and
-    the first query no longer pays it (about 280 ms for the bundled MiniLM). The thread is
-    not a daemon, so the interpreter never exits in the middle of a load. A failure is left
-    to the first embedding, which loads again and raises it."""
+    method), and return the thread: opening a knowledge base overlaps the load with opening
+    the stores, then joins it, so the first query never pays it (about 280 ms for the
+    bundled MiniLM on a quiet machine, a second or more on a busy one). The thread is not a
+    daemon, so the interpreter never exits in the middle of a load. A failure is left to
+    the first embedding, which loads again and raises it."""
     preload = getattr(embedding, "preload", None)
-    if callable(preload):
-        threading.Thread(target=_quietly, args=(preload,), name="llama-kb-model-load").start()
+    if not callable(preload):
+        return None
+    thread = threading.Thread(target=_quietly, args=(preload,), name="llama-kb-model-load")
+    thread.start()
+    return thread
 
 
 def _quietly(load: Callable[[], object]) -> None:

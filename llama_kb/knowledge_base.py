@@ -107,8 +107,9 @@ class KnowledgeBase:
         reranker: Reranker | None = None,
     ) -> KnowledgeBase:
         """Create or reopen the knowledge base at ``path`` (or ``config.path``). A bundled
-        embedding model starts loading in a thread meanwhile, so the first query does not
-        wait for it (:func:`~llama_kb.embeddings.load_in_background`).
+        embedding model loads in a thread meanwhile, and the knowledge base is returned once
+        it is loaded, so the first query does not wait for it
+        (:func:`~llama_kb.embeddings.load_in_background`).
 
         Args:
             path: Knowledge base directory; overrides ``config.path``.
@@ -134,11 +135,14 @@ class KnowledgeBase:
             config = config.model_copy(update={"path": Path(path)})
         root = config.path.expanduser()
         embed = resolve_embedding(embedding, recorded=recorded_model(root))
-        load_in_background(embed)
+        loading = load_in_background(embed)
         config, meta, fresh = settle_directory(config, root, embed, create)
         vectors, graph, manifest = open_stores(config, root, meta["id"], fresh)
         chosen = default_extractors() if extractors is None else list(extractors)
-        return cls(config, embed, vectors, graph, manifest, chosen, reranker)
+        kb = cls(config, embed, vectors, graph, manifest, chosen, reranker)
+        if loading is not None:
+            loading.join()
+        return kb
 
     @classmethod
     def from_env(cls, path: str | Path | None = None, **kwargs: Any) -> KnowledgeBase:
