@@ -219,6 +219,20 @@ class RankingConfig(_Model):
             search for most named queries put ``kb.retrieve`` at 1.9x a raw query at 10k
             passages (1.5x without; bound 1.5), so 0 (the default) keeps the hop to described
             queries (docs/benchmarks.md, "Stop 46").
+        name_hop_weight: Weight of the hop through the best passage's names
+            (:mod:`~llama_kb.retrieval.name_hop`) against the ranking; 0 (the default)
+            turns it off. 0.6, chosen on the tune halves, adds 2.4 points of R@5 on
+            MuSiQue and 0.3 on 2Wiki (R@2 +1.3 / +1.2), but costs store reads after fusion:
+            `kb.retrieve` / `kb.search` 3.04x -> 3.53x on MuSiQue, not yet measured at scale
+            (docs/benchmarks.md, "Stop 48").
+        name_hop_keep: Best passages the name hop never moves.
+        name_hop_rrf_k: The ``k`` of its reciprocal rank fusion.
+        name_hop_depth: Chunks the name hop fuses in.
+        name_hop_max_degree: Names with more chunks than this (hubs) are not followed.
+        name_hop_links: Chunks read per name followed.
+        name_hop_name_weight: Weight of the cosine between the rest of the question and the
+            name a chunk is reached through (its answer type).
+        name_hop_own_bonus: Added when the chunk belongs to that name's own document.
 
     The three fact weights are normalised by their sum, so a fact score stays in [0, 1].
     """
@@ -261,6 +275,14 @@ class RankingConfig(_Model):
     bridge_words: int = Field(default=8, gt=0)
     bridge_seed_steps: int = Field(default=1, gt=0)
     bridge_names: int = Field(default=0, ge=0)
+    name_hop_weight: float = Field(default=0.0, ge=0)
+    name_hop_keep: int = Field(default=1, ge=0)
+    name_hop_rrf_k: float = Field(default=2.0, gt=0)
+    name_hop_depth: int = Field(default=10, gt=0)
+    name_hop_max_degree: int = Field(default=100, gt=0)
+    name_hop_links: int = Field(default=60, gt=0)
+    name_hop_name_weight: float = Field(default=1.0, ge=0)
+    name_hop_own_bonus: float = Field(default=0.1, ge=0)
 
     @model_validator(mode="after")
     def _some_fact_weight(self) -> RankingConfig:

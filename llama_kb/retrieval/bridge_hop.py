@@ -131,40 +131,68 @@ def fuse(
     hop_kind: str = "dense",
 ) -> list[SearchHit]:
     """``hits`` (the fused ranking, ``bridge_pool`` deep, not empty) with the passages the
-    hop of ``hop_kind`` ``found`` fused in below its top :func:`kept` at its weight; the
-    ``keep`` best are returned.
+    hop of ``hop_kind`` ``found`` fused in below its top :func:`kept` at its weight
+    (:func:`fuse_below`); the ``keep`` best are returned."""
+    hop_weight = ranking.bridge_named_weight if hop_kind == "named" else ranking.bridge_weight
+    out, added = fuse_below(
+        hits,
+        found,
+        kept(ranking, hop_kind),
+        hop_weight,
+        ranking.bridge_rrf_k,
+        keep,
+        "bridge",
+        depth=ranking.bridge_depth,
+    )
+    trace = plan.trace.setdefault("retrievers", {}).setdefault("bridge", {})
+    fixed_docs = {h.doc_id for h in hits[: kept(ranking, hop_kind)]}
+    searched = sum(h.doc_id not in fixed_docs for h in found)
+    trace.update(hits=min(searched, ranking.bridge_depth), added=added)
+    return out
+
+
+def fuse_below(
+    hits: list[SearchHit],
+    found: Sequence[SearchHit],
+    fixed_top: int,
+    weight: float,
+    rrf_k: float,
+    keep: int,
+    rank_name: str,
+    depth: int | None = None,
+) -> tuple[list[SearchHit], int]:
+    """The ``keep`` best of ``hits`` (not empty) with ``found`` fused in below its top
+    ``fixed_top`` by weighted reciprocal rank fusion (``weight`` against 1, constant
+    ``rrf_k``: a passage both lists hold rises), and how many of them were not in
+    ``hits[:keep]``. Passages of the fixed passages' documents are left out of ``found``
+    (then its first ``depth``).
 
     Scores stay those of the fused ranking by position (rank ``i`` keeps the ``i``-th best
-    fused score), so they remain in [0, 1] and descending; each passage the hop found carries
-    its rank there under ``ranks["bridge"]``.
+    fused score), so they remain in [0, 1] and descending; each passage from ``found``
+    carries its rank there under ``ranks[rank_name]``.
     """
-    fixed = hits[: kept(ranking, hop_kind)]
-    hop_weight = ranking.bridge_named_weight if hop_kind == "named" else ranking.bridge_weight
+    fixed = hits[:fixed_top]
     fixed_docs = {h.doc_id for h in fixed}
-    bridge = [h for h in found if h.doc_id not in fixed_docs][: ranking.bridge_depth]
+    extra = [h for h in found if h.doc_id not in fixed_docs][:depth]
     fused: dict[str, float] = {}
     by_id: dict[str, SearchHit] = {}
-    for weight, ranked in ((1.0, hits[len(fixed) :]), (hop_weight, bridge)):
+    for share_of, ranked in ((1.0, hits[len(fixed) :]), (weight, extra)):
         for rank, hit in enumerate(ranked):
-            share = weight / (ranking.bridge_rrf_k + rank)
-            fused[hit.chunk_id] = fused.get(hit.chunk_id, 0.0) + share
+            fused[hit.chunk_id] = fused.get(hit.chunk_id, 0.0) + share_of / (rrf_k + rank)
             by_id.setdefault(hit.chunk_id, hit)
-    bridge_rank = {h.chunk_id: r for r, h in enumerate(bridge, 1)}
+    extra_rank = {h.chunk_id: r for r, h in enumerate(extra, 1)}
     order = sorted(fused, key=lambda c: (-fused[c], c))
     merged = [*fixed, *(by_id[c] for c in order)][:keep]
     scores = sorted((h.score for h in hits), reverse=True)
     out = []
     for i, hit in enumerate(merged):
         ranks = dict(hit.ranks)
-        if hit.chunk_id in bridge_rank:
-            ranks["bridge"] = bridge_rank[hit.chunk_id]
+        if hit.chunk_id in extra_rank:
+            ranks[rank_name] = extra_rank[hit.chunk_id]
         score = scores[i] if i < len(scores) else scores[-1]
         out.append(replace(hit, score=score, ranks=ranks))
     known = {h.chunk_id for h in hits[:keep]}
-    added = sum(h.chunk_id not in known for h in out)
-    trace = plan.trace.setdefault("retrievers", {}).setdefault("bridge", {})
-    trace.update(hits=len(bridge), added=added)
-    return out
+    return out, sum(h.chunk_id not in known for h in out)
 
 
 def kept(ranking: RankingConfig, hop_kind: str) -> int:

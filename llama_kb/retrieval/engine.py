@@ -36,7 +36,7 @@ from llama_kb.access import Principal
 from llama_kb.background import Pending
 from llama_kb.config import QueryOptions, RankingConfig
 from llama_kb.errors import ConfigurationError, QueryError
-from llama_kb.retrieval import bridge_hop, fact_step, knowledge_step, ranking, rerank
+from llama_kb.retrieval import bridge_hop, fact_step, knowledge_step, name_hop, ranking, rerank
 from llama_kb.retrieval import trace as observe
 from llama_kb.retrieval.cache import QueryCache, cache_key
 from llama_kb.retrieval.classifier import HeuristicClassifier, QueryClassifier
@@ -279,6 +279,8 @@ class ContextEngine:
             plan.classification = self.classifier(plan.query, names)
         plan.trace["classifier"] = {**plan.classification.to_dict(), "ms": _ms(started, 4)}
         plan.stages.add("classify", started, route=plan.classification.label.value)
+        if not plan.empty and plan.classification.label is not Route.SEMANTIC:
+            name_hop.start(plan, self.ranking, self.embedding.get_query_embedding)
         return plan
 
     def _view(self, principal: Principal) -> SearchIndex:
@@ -363,7 +365,8 @@ class ContextEngine:
         top_k = plan.options.top_k
         keep = self._kept(plan)
         hop = bridge_hop.kind(plan, self.ranking) if view is not None else None
-        fused = max(keep, self.ranking.bridge_pool) if hop else keep
+        pool = max(keep, self.ranking.bridge_pool)
+        fused = pool if hop or plan.rest else keep
         if view is None:
             hits = [
                 replace(h, ranks={"vector": i}, score=min(1.0, max(0.0, h.score)))
@@ -376,7 +379,12 @@ class ContextEngine:
         plan.stages.add("fusion", started, out=len(hits))
         if hop is not None:
             search = partial(self._dense_search, plan)
-            hits = bridge_hop.apply(plan, hits, self.ranking, keep, plan.degrade, hop, search)
+            kept = pool if plan.rest else keep
+            hits = bridge_hop.apply(plan, hits, self.ranking, kept, plan.degrade, hop, search)
+        if plan.rest is not None:
+            hits = name_hop.apply(
+                plan, hits, self.ranking, keep, self.vectors.get_vectors, self._fuzzy.name_vectors
+            )
         if self.reranker is not None:
             hits = rerank.apply(self.reranker, plan, hits, top_k, plan.degrade)
         facts, refined = fact_step.refine(

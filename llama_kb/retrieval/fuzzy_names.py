@@ -53,6 +53,26 @@ class FuzzyNameLinker:
         self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
 
+    def name_vectors(self, names: Sequence[str]) -> dict[str, np.ndarray]:
+        """Unit vectors of graph ``names`` (display names): from this process's bounded
+        cache, else the knowledge base's phrase vectors, else embedded in one batch (and
+        kept in both)."""
+        with self._lock:
+            known = {n: v for n in names if (v := self._vectors.get(n)) is not None}
+        wanted = sorted(set(names) - set(known))
+        embed = self.embedding.get_text_embedding_batch
+        new: dict[str, np.ndarray] = {}
+        if wanted and self.phrases is not None:  # names' vectors outlive the process
+            new = self.phrases.ensure(wanted, embed)
+        elif wanted:
+            new = {n: unit(v) for n, v in zip(wanted, embed(wanted), strict=True)}
+        known.update(new)
+        with self._lock:
+            self._vectors.update(new)
+            while len(self._vectors) > _CACHE_LIMIT:
+                self._vectors.popitem(last=False)
+        return known
+
     def link(self, spans: Sequence[str], index: SearchIndex) -> list[tuple[str, str, str, float]]:
         """``(span, node id, name, similarity)`` for each span's best name above the threshold.
 
@@ -63,20 +83,8 @@ class FuzzyNameLinker:
         names = {n: name for found in candidates.values() for n, name in found.items()}
         if not names:
             return []
-        with self._lock:
-            known = {n: v for n in names.values() if (v := self._vectors.get(n)) is not None}
-        wanted = sorted(set(names.values()) - set(known))
-        new: dict[str, np.ndarray] = {}
-        if wanted and self.phrases is not None:  # names' vectors outlive the process
-            new = self.phrases.ensure(wanted, embed)
-        elif wanted:
-            new = {n: unit(v) for n, v in zip(wanted, embed(wanted), strict=True)}
+        known = self.name_vectors(list(names.values()))
         span_vectors = {s: unit(v) for s, v in zip(spans, spans_embedded.result(), strict=True)}
-        known.update(new)
-        with self._lock:
-            self._vectors.update(new)
-            while len(self._vectors) > _CACHE_LIMIT:
-                self._vectors.popitem(last=False)
         links = []
         for span, found in candidates.items():
             ids = list(found)

@@ -52,6 +52,9 @@ class QueryPlan:
     hop: Pending[list[SearchHit]] | None = None
     """The second hop's search, started as soon as its passage was known
     (:func:`~llama_kb.retrieval.bridge_hop.start`)."""
+    rest: Pending[Any] | None = None
+    """The embedding of the question less its linked names, for the name hop
+    (:func:`~llama_kb.retrieval.name_hop.start`)."""
     trace: dict[str, Any] = field(default_factory=dict)
     degraded: list[str] = field(default_factory=list)
     stages: observe.StageRecorder = field(default_factory=observe.StageRecorder)

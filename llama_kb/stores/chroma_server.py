@@ -13,6 +13,8 @@ import logging
 from collections.abc import Collection, Iterator, Sequence
 from typing import Any
 
+import numpy as np
+
 from llama_kb.config import ChromaServerConfig
 from llama_kb.errors import BackendError, LlamaKBError
 from llama_kb.stores._remote import COMPOSE_FILE, ServerEndpoint
@@ -187,6 +189,11 @@ class ChromaServerChunkStore(ChromaChunkStore):
         """Text and metadata of the given chunk ids that exist."""
         with self.endpoint.errors("read chunks"):
             return super().get_chunks(chunk_ids)
+
+    def get_vectors(self, chunk_ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """Stored vectors of the given chunk ids that exist."""
+        with self.endpoint.errors("read vectors"):
+            return super().get_vectors(chunk_ids)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(address={self.endpoint.address!r})"

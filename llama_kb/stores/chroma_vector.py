@@ -8,6 +8,7 @@ from collections.abc import Collection, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from llama_index.core.schema import BaseNode, NodeRelationship, RelatedNodeInfo, TextNode
 from llama_index.core.vector_stores.types import (
     FilterOperator,
@@ -216,6 +217,16 @@ class ChromaChunkStore:
         return {
             i: (t or "", clean_metadata(m or {}))
             for i, t, m in zip(page["ids"], page["documents"], page["metadatas"], strict=True)
+        }
+
+    def get_vectors(self, chunk_ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """Stored vectors of the given chunk ids that exist."""
+        if not chunk_ids:
+            return {}
+        page = self.collection.get(ids=list(chunk_ids), include=["embeddings"])
+        return {
+            i: np.asarray(v, dtype=np.float32)
+            for i, v in zip(page["ids"], page["embeddings"], strict=True)
         }
 
 

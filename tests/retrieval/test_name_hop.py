@@ -1,0 +1,141 @@
+"""The hop through the best passage's names: which queries take it, what it finds, and whom
+it lets see what."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from llama_index.core import Document
+
+from llama_kb import KBConfig, KnowledgeBase
+from llama_kb.config import QueryOptions, RankingConfig
+from llama_kb.errors import LlamaKBError
+from llama_kb.retrieval import name_hop
+from llama_kb.retrieval.index import Candidates
+from llama_kb.retrieval.plan import QueryPlan
+
+ON = RankingConfig(name_hop_weight=0.6)
+QUESTION = "What is the name of the waterfall in the country where the Dunmere River flows?"
+
+
+def plan(query: str, entity_ids: list[str], surfaces: list[str], view: object) -> QueryPlan:
+    made = QueryPlan(query, QueryOptions(), time.perf_counter(), view=view)  # type: ignore[arg-type]
+    made.entity_ids, made.linked_surfaces = list(entity_ids), list(surfaces)
+    return made
+
+
+def test_queries_naming_at_most_one_thing_or_describing_take_the_hop() -> None:
+    view = object()
+    ranking = ON
+    one = plan(QUESTION, ["doc:d"], ["Dunmere River"], view)
+    assert name_hop.applies(one, ranking)
+    described = plan("who founded the society that publishes the journal", [], [], view)
+    assert name_hop.applies(described, ranking)
+    two = plan(
+        "Who was born first, Adam Smith or Karl Marx?",
+        ["e:a", "e:b"],
+        ["Adam Smith", "Karl Marx"],
+        view,
+    )
+    assert not name_hop.applies(two, ranking)
+    assert not name_hop.applies(one, RankingConfig())  # off by default
+    assert not name_hop.applies(plan(QUESTION, [], [], None), ranking)  # no index
+
+
+def page(title: str, text: str, **metadata: str) -> Document:
+    return Document(text=text, metadata={"title": title, **metadata})
+
+
+@pytest.fixture
+def rivers_kb(tmp_path, embedding):
+    with KnowledgeBase.open(
+        tmp_path / "kb", embedding=embedding, config=KBConfig(cache_size=0, ranking=ON)
+    ) as kb:
+        kb.add_documents(
+            [
+                page(
+                    "Dunmere River",
+                    "The Dunmere River is a tributary of the Kell in Osland.",
+                    topic="geo",
+                ),
+                page(
+                    "Osland", "Osland is a country in the far north with long winters.", topic="geo"
+                ),
+                page(
+                    "Farrow Falls", "Farrow Falls is a waterfall on the border of Osland and Vell."
+                ),
+                page(
+                    "Brin Cascade", "Brin Cascade is the tallest waterfall of Tarsk.", topic="geo"
+                ),
+                page(
+                    "Waterfalls", "A waterfall forms where a river drops over a ledge.", topic="geo"
+                ),
+            ]
+        )
+        kb.add_documents(
+            [page("Kell Gorge", "Kell Gorge in Osland holds a hidden waterfall, Ada's Veil.")],
+            access="user:bob",
+        )
+        yield kb
+
+
+def test_the_hop_reaches_the_passage_naming_the_bridge(rivers_kb) -> None:
+    found = rivers_kb.retrieve(QUESTION, top_k=4)
+    names = found.trace["retrievers"]["names"]
+    river = next(h for h in found.unstructured if h.text.startswith("The Dunmere"))
+    assert names["from"] == found.unstructured[0].chunk_id == river.chunk_id
+    falls = next(h for h in found.unstructured if h.text.startswith("Farrow Falls"))
+    assert falls.ranks["names"] >= 1
+    assert "name_hop" in [stage["name"] for stage in found.trace["stages"]]
+    scores = [h.score for h in found.unstructured]
+    assert scores == sorted(scores, reverse=True) and all(0 <= s <= 1 for s in scores)
+    rivers_kb.engine.ranking = RankingConfig()
+    assert "names" not in rivers_kb.retrieve(QUESTION, top_k=4).trace["retrievers"]
+
+
+def test_the_hop_respects_access_and_filters(rivers_kb) -> None:
+    anonymous = rivers_kb.retrieve(QUESTION, top_k=6)
+    assert all("Veil" not in h.text for h in anonymous.unstructured)
+    bob = rivers_kb.retrieve(QUESTION, top_k=6, principal="bob")
+    assert any("Veil" in h.text for h in bob.unstructured)
+    assert (
+        bob.trace["retrievers"]["names"]["hits"]
+        == anonymous.trace["retrievers"]["names"]["hits"] + 1
+    )
+    geo = rivers_kb.retrieve(QUESTION, top_k=6, filters={"topic": "geo"})
+    assert geo.unstructured and all(h.metadata.get("topic") == "geo" for h in geo.unstructured)
+
+
+def test_a_failing_vector_read_leaves_the_ranking_or_raises_when_strict(
+    rivers_kb, monkeypatch
+) -> None:
+    def down(chunk_ids):
+        raise RuntimeError("vector store down")
+
+    monkeypatch.setattr(rivers_kb.engine.vectors, "get_vectors", down)
+    found = rivers_kb.retrieve(QUESTION, top_k=3)
+    assert len(found.unstructured) == 3
+    assert any(d.startswith("name_hop: RuntimeError") for d in found.trace["degraded"])
+    with pytest.raises(LlamaKBError, match="vector store down"):
+        rivers_kb.retrieve(QUESTION, top_k=3, strict=True)
+
+
+def test_hubs_and_the_questions_own_names_are_not_followed(rivers_kb) -> None:
+    view = Candidates(rivers_kb.engine.search_index)
+    best = rivers_kb.retrieve(QUESTION, top_k=1).unstructured[0]
+    asked = plan(QUESTION, [], ["Dunmere River"], view)
+    asked.rest = None
+    name_hop.start(asked, ON, rivers_kb.engine.embedding.get_query_embedding)
+    engine = rivers_kb.engine
+    reached = name_hop.found(
+        asked, best, ON, engine.vectors.get_vectors, engine._fuzzy.name_vectors
+    )
+    assert any(h.text.startswith("Farrow Falls") for h in reached)
+    assert all(h.doc_id != best.doc_id for h in reached)
+    # every name here has two chunks or more
+    hubs = ON.model_copy(update={"name_hop_max_degree": 1})
+    assert (
+        name_hop.found(asked, best, hubs, engine.vectors.get_vectors, engine._fuzzy.name_vectors)
+        == []
+    )
