@@ -229,7 +229,6 @@ class RankingConfig(_Model):
         name_hop_rrf_k: The ``k`` of its reciprocal rank fusion.
         name_hop_depth: Chunks the name hop fuses in.
         name_hop_max_degree: Names with more chunks than this (hubs) are not followed.
-        name_hop_links: Chunks read per name followed.
         name_hop_name_weight: Weight of the cosine between the rest of the question and the
             name a chunk is reached through (its answer type).
         name_hop_own_bonus: Added when the chunk belongs to that name's own document.
@@ -280,7 +279,6 @@ class RankingConfig(_Model):
     name_hop_rrf_k: float = Field(default=2.0, gt=0)
     name_hop_depth: int = Field(default=10, gt=0)
     name_hop_max_degree: int = Field(default=100, gt=0)
-    name_hop_links: int = Field(default=60, gt=0)
     name_hop_name_weight: float = Field(default=1.0, ge=0)
     name_hop_own_bonus: float = Field(default=0.1, ge=0)
 

@@ -58,19 +58,22 @@ def kind(plan: QueryPlan, ranking: RankingConfig) -> str | None:
     return None
 
 
-def start(plan: QueryPlan, lexical: Lexical, ranking: RankingConfig, dense_search: Search) -> None:
+def start(
+    plan: QueryPlan, lexical: Lexical, ranking: RankingConfig, dense_search: Search
+) -> SearchHit | None:
     """Start ``plan``'s second hop, if it takes one (:func:`kind`), in a thread
     (``plan.hop``): from the best passage of its route's ranking over ``lexical`` and its
-    names alone, before its dense hits are there. Without such a passage :func:`apply`
-    starts it from the best fused one."""
+    names alone, before its dense hits are there, which is returned. Without such a passage
+    :func:`apply` starts it from the best fused one."""
     hop_kind = kind(plan, ranking) if plan.view is not None else None
     if hop_kind is None:
-        return
+        return None
     started = time.perf_counter()
     best = rank_without_dense(plan, lexical, ranking)
     if best is not None:
         _search_from(plan, best, ranking, hop_kind, dense_search)
     plan.stages.add("bridge_seed", started, out=int(best is not None))
+    return best
 
 
 def _search_from(

@@ -321,11 +321,14 @@ class ContextEngine:
 
     def _lexical_and_hop(self, plan: QueryPlan) -> list[tuple[str, float]]:
         """Lexical hits of ``plan``; its second hop starts from them, if it takes one, else
-        its walk is read ahead (:func:`~.ranking.walk_ahead`)."""
+        its walk is read ahead (:func:`~.ranking.walk_ahead`); the name hop's reads start
+        from the best passage either ranked (:func:`~.name_hop.search_from`)."""
         lexical = plan.lexical.result() if plan.lexical else self._lexical(plan)
-        bridge_hop.start(plan, lexical, self.ranking, partial(self._dense_search, plan))
+        seed = bridge_hop.start(plan, lexical, self.ranking, partial(self._dense_search, plan))
         if plan.hop is None:
-            ranking.walk_ahead(plan, lexical, self.ranking)
+            seed = ranking.walk_ahead(plan, lexical, self.ranking)
+        if seed is not None and plan.rest is not None:
+            name_hop.search_from(plan, seed, self.ranking, *self._name_hop_reads)
         return lexical
 
     def _lexical_ahead(self, plan: QueryPlan) -> None:
@@ -382,9 +385,7 @@ class ContextEngine:
             kept = pool if plan.rest else keep
             hits = bridge_hop.apply(plan, hits, self.ranking, kept, plan.degrade, hop, search)
         if plan.rest is not None:
-            hits = name_hop.apply(
-                plan, hits, self.ranking, keep, self.vectors.get_vectors, self._fuzzy.name_vectors
-            )
+            hits = name_hop.apply(plan, hits, self.ranking, keep, *self._name_hop_reads)
         if self.reranker is not None:
             hits = rerank.apply(self.reranker, plan, hits, top_k, plan.degrade)
         facts, refined = fact_step.refine(
@@ -431,6 +432,11 @@ class ContextEngine:
         """Add the knowledge pieces (after the cache: always current) and report the end."""
         knowledge_step.attach(self.knowledge_search, self.embedding, plan, context, plan.degrade)
         return observe.emit_end(context, plan.stages, plan.options.top_k)
+
+    @property
+    def _name_hop_reads(self) -> tuple[name_hop.Vectors, name_hop.NameVectors]:
+        """How the name hop reads stored chunk vectors and name vectors."""
+        return self.vectors.get_vectors, self._fuzzy.name_vectors
 
     def _candidates(self, plan: QueryPlan) -> int:
         """Dense and lexical candidates to fuse: enough for the hit seeds and the passages

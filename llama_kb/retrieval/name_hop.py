@@ -21,8 +21,13 @@ answer type ("the country where ...": Zimbabwe) and a chunk like the rest of the
 ("the waterfall") both count. Chunk vectors are the stored ones and name vectors the
 knowledge base's phrase vectors, so the only embedding is the rest of the question.
 
-The best ``name_hop_depth`` chunks are fused into the ranking below its best passage by
-weighted reciprocal rank fusion, as the second dense hop's are (:func:`.bridge_hop.fuse`).
+The hop starts from the best passage of the ranking without dense hits (its lexical hits and
+the walk from its names, :func:`~.ranking.rank_without_dense`, which the second dense hop and
+the walk read ahead already rank), so its reads run in a thread while the query's own
+embedding and dense search do (:func:`search_from`); a query with no such passage starts it
+from the best fused one. The best ``name_hop_depth`` chunks are fused into the ranking below
+its best passage by weighted reciprocal rank fusion, as the second dense hop's are
+(:func:`.bridge_hop.fuse_below`).
 Queries naming several things (most comparisons) are left alone: a hop from one of them
 pushes the other's chain out. Opt-in (``name_hop_weight``, 0.6 chosen on the tune halves
 of both shared sets): it reads the store after fusion, and its cost at scale is not measured
@@ -44,6 +49,7 @@ from llama_kb.retrieval.bridge_hop import fuse_below, without_names
 from llama_kb.retrieval.index import matches_filters
 from llama_kb.retrieval.plan import QueryPlan
 from llama_kb.retrieval.ranking import is_described
+from llama_kb.retrieval.walk import NAME_CAP
 from llama_kb.stores.phrase_vectors import unit
 from llama_kb.types import SearchHit
 
@@ -70,6 +76,19 @@ def start(plan: QueryPlan, ranking: RankingConfig, embed: Callable[[str], Any]) 
     plan.rest = Pending(embed, rest)
 
 
+def search_from(
+    plan: QueryPlan,
+    best: SearchHit,
+    ranking: RankingConfig,
+    vectors: Vectors,
+    name_vectors: NameVectors,
+) -> None:
+    """Start the hop's reads from ``best`` in a thread (``plan.names``): the best passage of
+    the ranking without dense hits, known while the query's own dense search runs."""
+    plan.names = Pending(found, plan, best, ranking, vectors, name_vectors)
+    plan.trace.setdefault("retrievers", {})["names"] = {"from": best.chunk_id}
+
+
 def apply(
     plan: QueryPlan,
     hits: list[SearchHit],
@@ -78,14 +97,18 @@ def apply(
     vectors: Vectors,
     name_vectors: NameVectors,
 ) -> list[SearchHit]:
-    """The ``keep`` best of ``hits`` with the chunks reached through the best passage's
-    names fused in (:func:`found`); ``hits[:keep]`` when there are none or the step fails
+    """The ``keep`` best of ``hits`` with the chunks reached through the names of the hop's
+    passage fused in below the best (:func:`found`; from ``hits[0]`` when :func:`search_from`
+    did not start it); ``hits[:keep]`` when there are none or the step fails
     (``plan.degrade`` is told)."""
     if not hits or plan.rest is None or plan.view is None:
         return hits[:keep]
     started = time.perf_counter()
     try:
-        reached = found(plan, hits[0], ranking, vectors, name_vectors)
+        if plan.names is None:
+            search_from(plan, hits[0], ranking, vectors, name_vectors)
+        assert plan.names is not None
+        reached = plan.names.result()
     except Exception as e:
         plan.degrade("name_hop", e)
         return hits[:keep]
@@ -98,12 +121,10 @@ def apply(
         keep,
         "names",
     )
-    plan.trace.setdefault("retrievers", {})["names"] = {
-        "from": hits[0].chunk_id,
-        "hits": len(reached),
-        "added": added,
-        "ms": round((time.perf_counter() - started) * 1000, 3),
-    }
+    trace = plan.trace.setdefault("retrievers", {}).setdefault("names", {})
+    trace.update(
+        hits=len(reached), added=added, ms=round((time.perf_counter() - started) * 1000, 3)
+    )
     plan.stages.add("name_hop", started, out=len(reached), added=added)
     return out
 
@@ -116,13 +137,13 @@ def found(
     name_vectors: NameVectors,
 ) -> list[SearchHit]:
     """The ``name_hop_depth`` best chunks reached from ``best`` through its names (scored as
-    the module says), passing the query's filters, not of ``best``'s document."""
+    the module says), passing the query's filters, not of ``best``'s document. Reads the
+    index and ``plan``'s fixed parts only, so it may run beside the query's ranking."""
     assert plan.view is not None and plan.rest is not None
-    view, index = plan.view, plan.view.index
-    asked = fold(plan.query)
+    index = plan.view.index
     linked = set(plan.entity_ids)
-    names = [n for n, _ in index.chunk_links([best.chunk_id]).get(best.chunk_id, [])]
-    names = [n for n in dict.fromkeys(names) if n not in linked]
+    links = index.chunk_links([best.chunk_id]).get(best.chunk_id, [])
+    names = [n for n in dict.fromkeys(n for n, _ in links) if n not in linked]
     stats = index.name_stats(names)
     names = [
         n
@@ -130,13 +151,13 @@ def found(
         if n in stats and stats[n].titles + stats[n].mentions <= ranking.name_hop_max_degree
     ]
     shown = index.display_names(names)
+    asked = fold(plan.query)
     names = [n for n in names if n in shown and fold(shown[n]) not in asked]
     if not names:
         return []
-    links = index.name_links(names, ranking.name_hop_links)
     reach: dict[str, list[tuple[str, bool]]] = {}
-    for name in names:
-        for chunk_id, own in links.get(name, []):
+    for name, chunks in index.name_links(names, NAME_CAP).items():
+        for chunk_id, own in chunks:
             if chunk_id != best.chunk_id:
                 reach.setdefault(chunk_id, []).append((name, own))
     if not reach:
@@ -157,11 +178,11 @@ def found(
             + (ranking.name_hop_own_bonus if own else 0.0)
             for name, own in via
         )
-    order = sorted(scores, key=lambda c: (-scores[c], c))
-    view.fetch(order[: ranking.name_hop_depth * 3])
+    order = sorted(scores, key=lambda c: (-scores[c], c))[: ranking.name_hop_depth * 3]
+    records = index.chunk_records(order)
     chosen: list[SearchHit] = []
     for chunk_id in order:
-        text, meta = view.record(chunk_id)
+        text, meta = records.get(chunk_id, ("", {}))
         doc_id = str(meta.get("doc_id", ""))
         if not meta or doc_id == best.doc_id:
             continue

@@ -55,6 +55,9 @@ class QueryPlan:
     rest: Pending[Any] | None = None
     """The embedding of the question less its linked names, for the name hop
     (:func:`~llama_kb.retrieval.name_hop.start`)."""
+    names: Pending[list[SearchHit]] | None = None
+    """The name hop's reads, started from the passage ranked before the dense hits
+    (:func:`~llama_kb.retrieval.name_hop.search_from`)."""
     trace: dict[str, Any] = field(default_factory=dict)
     degraded: list[str] = field(default_factory=list)
     stages: observe.StageRecorder = field(default_factory=observe.StageRecorder)

@@ -170,22 +170,24 @@ def rank_without_dense(
     return best[0] if best else None
 
 
-def walk_ahead(plan: QueryPlan, lexical: Lexical, ranking: RankingConfig) -> None:
+def walk_ahead(plan: QueryPlan, lexical: Lexical, ranking: RankingConfig) -> SearchHit | None:
     """While the dense search runs, walk the first ``bridge_seed_steps`` steps from
     ``plan``'s names and lexical hits (:func:`rank_without_dense`, as the second hop's start
     does): the neighbourhoods read stay in the query's view, so the walk after the dense
     hits reads only what is new (p50 1.49x -> 1.41x a raw query at 10k passages with two
-    steps, the same with one; docs/scale.md, "Stop 46" and "Stop 47"). Semantic
-    queries do not walk; a failing store degrades the graph part."""
+    steps, the same with one; docs/scale.md, "Stop 46" and "Stop 47"). Returns that walk's
+    best passage. Semantic queries do not walk; a failing store degrades the graph part."""
     route = plan.classification.label if plan.classification else Route.SEMANTIC
     if plan.view is None or route is Route.SEMANTIC:
-        return
+        return None
     started = time.perf_counter()
+    best = None
     try:
-        rank_without_dense(plan, lexical, ranking)
+        best = rank_without_dense(plan, lexical, ranking)
     except Exception as e:
         plan.degrade("graph", e)
     plan.stages.add("walk_ahead", started)
+    return best
 
 
 def is_described(plan: QueryPlan, ranking: RankingConfig) -> bool:

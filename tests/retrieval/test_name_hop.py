@@ -3,9 +3,11 @@ it lets see what."""
 
 from __future__ import annotations
 
+import threading
 import time
 
 import pytest
+import servers
 from llama_index.core import Document
 
 from llama_kb import KBConfig, KnowledgeBase
@@ -14,6 +16,9 @@ from llama_kb.errors import LlamaKBError
 from llama_kb.retrieval import name_hop
 from llama_kb.retrieval.index import Candidates
 from llama_kb.retrieval.plan import QueryPlan
+
+chroma_server = servers.chroma_server
+falkordb_server = servers.falkordb_server
 
 ON = RankingConfig(name_hop_weight=0.6)
 QUESTION = "What is the name of the waterfall in the country where the Dunmere River flows?"
@@ -47,11 +52,16 @@ def page(title: str, text: str, **metadata: str) -> Document:
     return Document(text=text, metadata={"title": title, **metadata})
 
 
-@pytest.fixture
-def rivers_kb(tmp_path, embedding):
-    with KnowledgeBase.open(
-        tmp_path / "kb", embedding=embedding, config=KBConfig(cache_size=0, ranking=ON)
-    ) as kb:
+@pytest.fixture(params=["embedded", pytest.param("servers", marks=pytest.mark.integration)])
+def rivers_kb(request, tmp_path, embedding):
+    """Pages where the bridge (Osland) is named in the river's page and the waterfall's:
+    embedded, or on a Chroma server and FalkorDB (started by the tests)."""
+    env: dict[str, str] = {}
+    if request.param == "servers":
+        env = {**request.getfixturevalue("chroma_server").env}
+        env |= request.getfixturevalue("falkordb_server").env
+    config = KBConfig.from_env(tmp_path / "kb", env=env, cache_size=0, ranking=ON)
+    with KnowledgeBase.open(config=config, embedding=embedding) as kb:
         kb.add_documents(
             [
                 page(
@@ -139,3 +149,30 @@ def test_hubs_and_the_questions_own_names_are_not_followed(rivers_kb) -> None:
         name_hop.found(asked, best, hubs, engine.vectors.get_vectors, engine._fuzzy.name_vectors)
         == []
     )
+
+
+def test_the_reads_run_while_the_questions_own_dense_search_runs(rivers_kb, monkeypatch) -> None:
+    engine = rivers_kb.engine
+    inner, read = engine.embedding, engine.vectors.get_vectors
+    vectors_read = threading.Event()
+    order: list[str] = []
+
+    class HeldQuestion:
+        """Holds the question's embedding until the hop has read its chunk vectors."""
+
+        def get_query_embedding(self, text: str) -> list[float]:
+            if text == QUESTION:
+                vectors_read.wait(10)
+                order.append("question")
+            return inner.get_query_embedding(text)
+
+    def reading(chunk_ids):
+        order.append("vectors")
+        vectors_read.set()
+        return read(chunk_ids)
+
+    monkeypatch.setattr(engine, "embedding", HeldQuestion())
+    monkeypatch.setattr(engine.vectors, "get_vectors", reading)
+    found = rivers_kb.retrieve(QUESTION, top_k=4)
+    assert order == ["vectors", "question"]  # the hop did not wait for the dense search
+    assert any(h.ranks.get("names") for h in found.unstructured)
