@@ -1,5 +1,5 @@
 """``python -m benchmarks <name> ...``: ingest, chunkers, retrieval, paired, facts, backends,
-mcp, import, observability, scale, access."""
+mcp, import, observability, scale, access, ranking-cost."""
 
 from __future__ import annotations
 
@@ -29,6 +29,7 @@ def main() -> None:
             "observability",
             "scale",
             "access",
+            "ranking-cost",
         ],
     )
     parser.add_argument("--dataset", type=Path, default=DEFAULT_DATASET)
@@ -62,8 +63,9 @@ def main() -> None:
     parser.add_argument(
         "--default-size",
         type=int,
-        default=10_000,
-        help="scale: size with the default embedding (0: skip)",
+        default=None,
+        help="scale: size with the default embedding (0: skip; 10000 if not given); "
+        "ranking-cost: the scale corpus of this size instead of --dataset",
     )
     parser.add_argument(
         "--server-size",
@@ -89,7 +91,7 @@ def main() -> None:
     parser.add_argument(
         "--ranking",
         type=json.loads,
-        help="retrieval: RankingConfig fields changed from the defaults, as JSON "
+        help="retrieval, ranking-cost: RankingConfig fields changed from the defaults, as JSON "
         "(e.g. '{\"bridge_names\": 1}')",
     )
     args = parser.parse_args()
@@ -131,11 +133,24 @@ def main() -> None:
         scale_bench.run(
             args.out,
             [int(s) for s in args.sizes.split(",") if s.strip()],
-            default_size=args.default_size,
+            default_size=10_000 if args.default_size is None else args.default_size,
             server_size=args.server_size,
             questions=args.questions,
             resume=args.resume,
             server_embedding=args.server_embedding,
+        )
+    elif args.benchmark == "ranking-cost":
+        from benchmarks import ranking_cost_bench
+
+        if args.kb is None or not args.ranking:
+            parser.error("ranking-cost needs --kb and --ranking")
+        ranking_cost_bench.run(
+            args.out,
+            args.kb,
+            args.ranking,
+            dataset=args.dataset,
+            size=args.default_size or 0,
+            questions=args.questions,
         )
     elif args.benchmark == "access":
         from benchmarks import access_bench
