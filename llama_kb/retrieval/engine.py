@@ -279,8 +279,6 @@ class ContextEngine:
             plan.classification = self.classifier(plan.query, names)
         plan.trace["classifier"] = {**plan.classification.to_dict(), "ms": _ms(started, 4)}
         plan.stages.add("classify", started, route=plan.classification.label.value)
-        if not plan.empty and plan.classification.label is not Route.SEMANTIC:
-            name_hop.start(plan, self.ranking, self.embedding.get_query_embedding)
         return plan
 
     def _view(self, principal: Principal) -> SearchIndex:
@@ -327,7 +325,7 @@ class ContextEngine:
         seed = bridge_hop.start(plan, lexical, self.ranking, partial(self._dense_search, plan))
         if plan.hop is None:
             seed = ranking.walk_ahead(plan, lexical, self.ranking)
-        if seed is not None and plan.rest is not None:
+        if seed is not None:
             name_hop.search_from(plan, seed, self.ranking, *self._name_hop_reads)
         return lexical
 
@@ -369,7 +367,8 @@ class ContextEngine:
         keep = self._kept(plan)
         hop = bridge_hop.kind(plan, self.ranking) if view is not None else None
         pool = max(keep, self.ranking.bridge_pool)
-        fused = pool if hop or plan.rest else keep
+        names = name_hop.applies(plan, self.ranking)
+        fused = pool if hop or names else keep
         if view is None:
             hits = [
                 replace(h, ranks={"vector": i}, score=min(1.0, max(0.0, h.score)))
@@ -382,9 +381,9 @@ class ContextEngine:
         plan.stages.add("fusion", started, out=len(hits))
         if hop is not None:
             search = partial(self._dense_search, plan)
-            kept = pool if plan.rest else keep
+            kept = pool if names else keep
             hits = bridge_hop.apply(plan, hits, self.ranking, kept, plan.degrade, hop, search)
-        if plan.rest is not None:
+        if names:
             hits = name_hop.apply(plan, hits, self.ranking, keep, *self._name_hop_reads)
         if self.reranker is not None:
             hits = rerank.apply(self.reranker, plan, hits, top_k, plan.degrade)

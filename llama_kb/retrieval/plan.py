@@ -52,10 +52,7 @@ class QueryPlan:
     hop: Pending[list[SearchHit]] | None = None
     """The second hop's search, started as soon as its passage was known
     (:func:`~llama_kb.retrieval.bridge_hop.start`)."""
-    rest: Pending[Any] | None = None
-    """The embedding of the question less its linked names, for the name hop
-    (:func:`~llama_kb.retrieval.name_hop.start`)."""
-    names: Pending[list[SearchHit]] | None = None
+    names: Pending[Any] | None = None
     """The name hop's reads, started from the passage ranked before the dense hits
     (:func:`~llama_kb.retrieval.name_hop.search_from`)."""
     trace: dict[str, Any] = field(default_factory=dict)

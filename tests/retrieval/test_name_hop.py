@@ -6,6 +6,7 @@ from __future__ import annotations
 import threading
 import time
 
+import numpy as np
 import pytest
 import servers
 from llama_index.core import Document
@@ -15,7 +16,9 @@ from llama_kb.config import QueryOptions, RankingConfig
 from llama_kb.errors import LlamaKBError
 from llama_kb.retrieval import name_hop
 from llama_kb.retrieval.index import Candidates
+from llama_kb.retrieval.payload import Classification
 from llama_kb.retrieval.plan import QueryPlan
+from llama_kb.types import Route
 
 chroma_server = servers.chroma_server
 falkordb_server = servers.falkordb_server
@@ -27,6 +30,7 @@ QUESTION = "What is the name of the waterfall in the country where the Dunmere R
 def plan(query: str, entity_ids: list[str], surfaces: list[str], view: object) -> QueryPlan:
     made = QueryPlan(query, QueryOptions(), time.perf_counter(), view=view)  # type: ignore[arg-type]
     made.entity_ids, made.linked_surfaces = list(entity_ids), list(surfaces)
+    made.classification = Classification(Route.HYBRID, 1.0, "test")
     return made
 
 
@@ -46,6 +50,8 @@ def test_queries_naming_at_most_one_thing_or_describing_take_the_hop() -> None:
     assert not name_hop.applies(two, ranking)
     assert not name_hop.applies(one, RankingConfig())  # off by default
     assert not name_hop.applies(plan(QUESTION, [], [], None), ranking)  # no index
+    one.classification = Classification(Route.SEMANTIC, 1.0, "test")
+    assert not name_hop.applies(one, ranking)
 
 
 def page(title: str, text: str, **metadata: str) -> Document:
@@ -132,23 +138,30 @@ def test_a_failing_vector_read_leaves_the_ranking_or_raises_when_strict(
 
 
 def test_hubs_and_the_questions_own_names_are_not_followed(rivers_kb) -> None:
-    view = Candidates(rivers_kb.engine.search_index)
+    engine = rivers_kb.engine
+    view = Candidates(engine.search_index)
     best = rivers_kb.retrieve(QUESTION, top_k=1).unstructured[0]
     asked = plan(QUESTION, [], ["Dunmere River"], view)
-    asked.rest = None
-    name_hop.start(asked, ON, rivers_kb.engine.embedding.get_query_embedding)
-    engine = rivers_kb.engine
-    reached = name_hop.found(
-        asked, best, ON, engine.vectors.get_vectors, engine._fuzzy.name_vectors
-    )
-    assert any(h.text.startswith("Farrow Falls") for h in reached)
-    assert all(h.doc_id != best.doc_id for h in reached)
+    reached = name_hop.read(asked, best, ON, *engine._name_hop_reads)
+    texts = [t for t, _ in engine.search_index.chunk_records(list(reached.via)).values()]
+    assert any(t.startswith("Farrow Falls") for t in texts)
+    assert best.chunk_id not in reached.via and set(reached.chunk_vectors) == set(reached.via)
     # every name here has two chunks or more
     hubs = ON.model_copy(update={"name_hop_max_degree": 1})
-    assert (
-        name_hop.found(asked, best, hubs, engine.vectors.get_vectors, engine._fuzzy.name_vectors)
-        == []
-    )
+    assert name_hop.read(asked, best, hubs, *engine._name_hop_reads).via == {}
+
+
+def test_the_rest_of_a_query_has_no_part_along_its_names() -> None:
+    rng = np.random.default_rng(0)
+    query, first, second = (rng.normal(size=8) for _ in range(3))
+    names = [
+        v / np.linalg.norm(v) for v in (first, second - (second @ first) / (first @ first) * first)
+    ]
+    rest = name_hop.rest_vector(query, names)
+    assert abs(float(np.linalg.norm(rest)) - 1) < 1e-6
+    assert all(abs(float(rest @ n)) < 1e-6 for n in names)
+    assert float(rest @ (query / np.linalg.norm(query))) > 0  # what is left still points its way
+    assert np.allclose(name_hop.rest_vector(query, []), query / np.linalg.norm(query))
 
 
 def test_the_reads_run_while_the_questions_own_dense_search_runs(rivers_kb, monkeypatch) -> None:
