@@ -221,10 +221,10 @@ class RankingConfig(_Model):
             queries (docs/benchmarks.md, "Stop 46").
         name_hop_weight: Weight of the hop through the best passage's names
             (:mod:`~llama_kb.retrieval.name_hop`) against the ranking; 0 (the default)
-            turns it off. 0.6, chosen on the tune halves, adds 2.1 points of R@5 on
-            MuSiQue and 0.3 on 2Wiki (R@2 +1.3 / +1.4), but puts ``kb.retrieve`` at 1.75x a
-            raw query at 10k passages against 1.47x without it (bound 1.5;
-            docs/benchmarks.md, "Stop 48").
+            turns it off. 0.6, chosen on the tune halves, adds 1.9 points of R@5 on
+            MuSiQue and 0.3 on 2Wiki (R@2 +1.5 / +1.2), at 1.58-1.60x a raw query at 10k
+            passages against 1.50-1.54x without it (bound 1.5; docs/benchmarks.md,
+            "Stop 48").
         name_hop_keep: Best passages the name hop never moves.
         name_hop_rrf_k: The ``k`` of its reciprocal rank fusion.
         name_hop_depth: Chunks the name hop fuses in.
