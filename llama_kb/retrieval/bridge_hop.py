@@ -137,7 +137,7 @@ def fuse(
     hop of ``hop_kind`` ``found`` fused in below its top :func:`kept` at its weight
     (:func:`fuse_below`); the ``keep`` best are returned."""
     hop_weight = ranking.bridge_named_weight if hop_kind == "named" else ranking.bridge_weight
-    out, added = fuse_below(
+    out, added, offered = fuse_below(
         hits,
         found,
         kept(ranking, hop_kind),
@@ -148,9 +148,7 @@ def fuse(
         depth=ranking.bridge_depth,
     )
     trace = plan.trace.setdefault("retrievers", {}).setdefault("bridge", {})
-    fixed_docs = {h.doc_id for h in hits[: kept(ranking, hop_kind)]}
-    searched = sum(h.doc_id not in fixed_docs for h in found)
-    trace.update(hits=min(searched, ranking.bridge_depth), added=added)
+    trace.update(hits=offered, added=added)
     return out
 
 
@@ -163,12 +161,12 @@ def fuse_below(
     keep: int,
     rank_name: str,
     depth: int | None = None,
-) -> tuple[list[SearchHit], int]:
+) -> tuple[list[SearchHit], int, int]:
     """The ``keep`` best of ``hits`` (not empty) with ``found`` fused in below its top
     ``fixed_top`` by weighted reciprocal rank fusion (``weight`` against 1, constant
-    ``rrf_k``: a passage both lists hold rises), and how many of them were not in
-    ``hits[:keep]``. Passages of the fixed passages' documents are left out of ``found``
-    (then its first ``depth``).
+    ``rrf_k``: a passage both lists hold rises); how many of them were not in
+    ``hits[:keep]``; and how many of ``found`` were fused. Passages of the fixed passages'
+    documents are left out of ``found`` (then its first ``depth``).
 
     Scores stay those of the fused ranking by position (rank ``i`` keeps the ``i``-th best
     fused score), so they remain in [0, 1] and descending; each passage from ``found``
@@ -195,7 +193,7 @@ def fuse_below(
         score = scores[i] if i < len(scores) else scores[-1]
         out.append(replace(hit, score=score, ranks=ranks))
     known = {h.chunk_id for h in hits[:keep]}
-    return out, sum(h.chunk_id not in known for h in out)
+    return out, sum(h.chunk_id not in known for h in out), len(extra)
 
 
 def kept(ranking: RankingConfig, hop_kind: str) -> int:

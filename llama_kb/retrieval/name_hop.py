@@ -120,7 +120,7 @@ def apply(
     except Exception as e:
         plan.degrade("name_hop", e)
         return hits[:keep]
-    out, added = fuse_below(
+    out, added, _ = fuse_below(
         hits,
         reached,
         ranking.name_hop_keep,
