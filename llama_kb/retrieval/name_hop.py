@@ -94,8 +94,18 @@ def search_from(
     the hop: the best passage of the ranking without dense hits, known while the query's own
     dense search runs."""
     if applies(plan, ranking):
-        plan.names = Pending(read, plan, start, ranking, vectors, name_vectors)
-        plan.trace.setdefault("retrievers", {})["names"] = {"from": start.chunk_id}
+        _start(plan, start, ranking, vectors, name_vectors)
+
+
+def _start(
+    plan: QueryPlan,
+    start: SearchHit,
+    ranking: RankingConfig,
+    vectors: Vectors,
+    name_vectors: NameVectors,
+) -> None:
+    plan.names = Pending(read, plan, start, ranking, vectors, name_vectors)
+    plan.trace.setdefault("retrievers", {})["names"] = {"from": start.chunk_id}
 
 
 def apply(
@@ -106,16 +116,17 @@ def apply(
     vectors: Vectors,
     name_vectors: NameVectors,
 ) -> list[SearchHit]:
-    """The ``keep`` best of ``hits`` with the best chunks the hop reached (:func:`ranked`)
-    fused in below the best; started from ``hits[0]`` when :func:`search_from` did not start
-    it. ``hits[:keep]`` when there are none or the step fails (``plan.degrade`` is told)."""
-    if not hits or not applies(plan, ranking):
+    """For a plan that takes the hop (:func:`applies`): the ``keep`` best of ``hits`` with
+    the best chunks the hop reached (:func:`ranked`) fused in below the best; started from
+    ``hits[0]`` when :func:`search_from` did not start it. ``hits[:keep]`` when there are
+    none or the step fails (``plan.degrade`` is told)."""
+    if not hits:
         return hits[:keep]
     started = time.perf_counter()
     try:
         if plan.names is None:
-            plan.names = Pending(read, plan, hits[0], ranking, vectors, name_vectors)
-            plan.trace.setdefault("retrievers", {})["names"] = {"from": hits[0].chunk_id}
+            _start(plan, hits[0], ranking, vectors, name_vectors)
+        assert plan.names is not None
         reached = ranked(plan, plan.names.result(), ranking)
     except Exception as e:
         plan.degrade("name_hop", e)
@@ -152,7 +163,7 @@ def read(
     index = plan.view.index
     linked = list(dict.fromkeys(plan.entity_ids))
     links = index.chunk_links([start.chunk_id]).get(start.chunk_id, [])
-    names = [n for n in dict.fromkeys(n for n, _ in links) if n not in set(linked)]
+    names = [n for n in dict.fromkeys(n for n, _ in links) if n not in plan.entity_ids]
     stats = index.name_stats(names)
     names = [
         n
