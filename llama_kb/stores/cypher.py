@@ -37,7 +37,6 @@ from typing import Any
 from llama_index.core.graph_stores.types import ChunkNode, EntityNode, LabelledNode, Relation
 
 from llama_kb import graph_model as gm
-from llama_kb.lru import LRU
 from llama_kb.stores._cypher_base import (
     CHUNK_LABEL,
     ENTITY_LABEL,
@@ -53,7 +52,7 @@ from llama_kb.stores._cypher_base import (
     weighted,
 )
 from llama_kb.stores._cypher_reads import CypherReads
-from llama_kb.stores._cypher_search_base import STORE_READS, WORD_COUNTS
+from llama_kb.stores._cypher_search_base import SharedReads
 from llama_kb.stores._cypher_search_fill import fill_search
 from llama_kb.stores._cypher_search_props import node_properties
 from llama_kb.stores._cypher_search_stats import (
@@ -105,10 +104,9 @@ class CypherGraphStoreMixin(CypherReads):
     @property
     def search_index(self) -> CypherSearchIndex:
         """Bounded lookups for retrieval (full-text, names, neighbourhoods, facts)."""
-        if getattr(self, "_word_counts", None) is None:  # shared by every index of this store
-            self._word_counts = LRU[int](WORD_COUNTS)
-            self._store_reads = LRU[list[list[Any]]](STORE_READS)
-        return CypherSearchIndex(self, word_counts=self._word_counts, store_reads=self._store_reads)
+        if getattr(self, "_shared_reads", None) is None:  # shared by every index of this store
+            self._shared_reads = SharedReads()
+        return CypherSearchIndex(self, shared=self._shared_reads)
 
     # -- KBGraphStore: writes ---------------------------------------------------------
 

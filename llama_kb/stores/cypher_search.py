@@ -14,6 +14,7 @@ query parameter and counts over them only.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 from itertools import zip_longest
 from typing import Any
 
@@ -48,7 +49,7 @@ from llama_kb.stores.search import (
     Filters,
     NameForm,
     NameStats,
-    cached_counts,
+    cached_reads,
     ranked_by_shared,
 )
 
@@ -65,7 +66,7 @@ class CypherSearchIndex(CypherSearchBase):
 
     def scoped(self, visible: frozenset[str] | None) -> CypherSearchIndex:
         """This index restricted to records with access keys in ``visible``."""
-        return CypherSearchIndex(self._store, visible, self._word_counts, self._store_reads)
+        return CypherSearchIndex(self._store, visible, self._shared)
 
     def lexical(
         self, terms: Sequence[str], k: int, filters: Filters | None = None
@@ -135,7 +136,7 @@ class CypherSearchIndex(CypherSearchBase):
             # a branch whose count is 0 returns no row (its position is a grouping key)
             return {w: int(rows[t][0][0]) if rows[t] else 0 for w, t in tokens.items()}
 
-        return cached_counts(self._word_counts, (self._revision(), self._view, cap), words, count)
+        return cached_reads(self._word_counts, (self._revision(), self._view, cap), words, count)
 
     def phrase_chunks(self, phrases: Sequence[str], batch: int = 200) -> set[str]:
         """Chunks whose text (or title) contains one of ``phrases`` (full-text phrases)."""
@@ -199,7 +200,7 @@ class CypherSearchIndex(CypherSearchBase):
 
         scope = (self._revision(), self._view, cap, "trigrams")
         every = [g for found in grams.values() for g in found]
-        df = cached_counts(self._word_counts, scope, every, count)
+        df = cached_reads(self._word_counts, scope, every, count)
         kept = [self.kept_grams({g: df[g] for g in found}) for found in grams.values()]
         spans = [[or_query([g], self._search.any_of) for g in found] for found in kept]
         rows = self._query(
@@ -260,9 +261,15 @@ class CypherSearchIndex(CypherSearchBase):
         """Name id -> up to ``cap`` chunks, its own (``PART_OF``) first, then mentions.
 
         Names whose stored totals fit in ``cap`` are read whole, each hub stops at ``cap``
-        chunks of each kind; both kinds share a round trip.
+        chunks of each kind; both kinds share a round trip. A name read at the store's
+        current revision (in this view, with this cap) is not read again: hubs recur across
+        queries.
         """
-        names = list(dict.fromkeys(name_ids))
+        scope = (self._revision(), self._view, cap)
+        read = partial(self._read_name_links, cap=cap)
+        return cached_reads(self._shared.name_links, scope, name_ids, read)
+
+    def _read_name_links(self, names: list[str], cap: int) -> dict[str, list[tuple[str, bool]]]:
         stats = self.name_stats(names)
         small = [n for n in names if n in stats and stats[n].titles + stats[n].mentions <= cap]
         fitting = set(small)
@@ -287,15 +294,20 @@ class CypherSearchIndex(CypherSearchBase):
 
     def name_stats(self, name_ids: Sequence[str]) -> dict[str, NameStats]:
         """Name id -> chunks that belong to / mention it (stored counts, per access key;
-        within one query each name is read once, :mod:`.query_scope`)."""
+        within one query each name is read once, :mod:`.query_scope`, and across queries
+        once per store revision and view)."""
         known = self._name_counts()
         missing = [n for n in dict.fromkeys(name_ids) if n not in known]
         if missing:
-            query = name_counts_query(self._visible_counts())
-            rows = self._each(query, missing, "read name counts")
-            found = {str(i): NameStats(int(t), int(m)) for i, t, m in rows}
-            known.update((n, found.get(n)) for n in missing)
+            scope = (self._revision(), self._view)
+            read = cached_reads(self._shared.name_counts, scope, missing, self._read_name_stats)
+            known.update((n, found[0]) for n, found in read.items())
         return {n: stats for n in dict.fromkeys(name_ids) if (stats := known[n]) is not None}
+
+    def _read_name_stats(self, names: list[str]) -> dict[str, tuple[NameStats | None]]:
+        rows = self._each(name_counts_query(self._visible_counts()), names, "read name counts")
+        found = {str(i): NameStats(int(t), int(m)) for i, t, m in rows}
+        return {n: (found.get(n),) for n in names}
 
     def _visible_counts(self) -> str:
         """`` WHERE`` condition keeping the stored name counts (alias ``s``) of visible keys."""

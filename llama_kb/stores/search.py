@@ -26,6 +26,7 @@ from typing import Any, Protocol, TypeVar, runtime_checkable
 from llama_kb.lru import LRU
 
 H = TypeVar("H", bound=Hashable)
+V = TypeVar("V")
 
 Filters = Mapping[str, Any]
 """``{"field": value}`` (equality) or ``{"field": [a, b]}`` (any of) on chunk metadata."""
@@ -202,28 +203,28 @@ def rarest_within(
     return kept
 
 
-def cached_counts(
-    cache: LRU[int],
+def cached_reads(
+    cache: LRU[V],
     scope: Hashable,
-    terms: Iterable[str],
-    count: Callable[[list[str]], Mapping[str, int]],
-) -> dict[str, int]:
-    """The counts of ``terms``, kept in ``cache`` under ``(scope, term)``: ``scope`` names what
-    the counts hold for (the store's revision, the view, the cap), so a term counted before
-    under the same scope is not counted again; ``count`` counts the others, all at once."""
-    found: dict[str, int] = {}
+    keys: Iterable[str],
+    read: Callable[[list[str]], Mapping[str, V]],
+) -> dict[str, V]:
+    """The values of ``keys``, kept in ``cache`` under ``(scope, key)``: ``scope`` names what
+    the values hold for (the store's revision, the view, a cap), so a key read before under
+    the same scope is not read again; ``read`` reads the others, all at once."""
+    found: dict[str, V] = {}
     missing: list[str] = []
-    for term in dict.fromkeys(terms):
-        value = cache.get((scope, term))
+    for key in dict.fromkeys(keys):
+        value = cache.get((scope, key))
         if value is None:
-            missing.append(term)
+            missing.append(key)
         else:
-            found[term] = value
+            found[key] = value
     if missing:
-        counted = count(missing)
-        for term in missing:
-            found[term] = counted[term]
-            cache.put((scope, term), counted[term])
+        got = read(missing)
+        for key in missing:
+            found[key] = got[key]
+            cache.put((scope, key), got[key])
     return found
 
 

@@ -25,7 +25,7 @@ from llama_kb.stores.search import (
     LexicalPruning,
     NameForm,
     NameStats,
-    cached_counts,
+    cached_reads,
     contenders,
     ranked_by_shared,
     shared_grams,
@@ -181,7 +181,7 @@ class SQLiteSearchIndex(LexicalPruning):
                 else:
                     common.append(word)
             if common:  # counted once per revision and view
-                df |= cached_counts(
+                df |= cached_reads(
                     self._view_counts,
                     (_revision(conn), tuple(self._keys), "words"),
                     common,
@@ -267,7 +267,7 @@ class SQLiteSearchIndex(LexicalPruning):
         cap = self.gram_postings_budget + 1
         joined = " JOIN nodes n ON n.rowid = name_fts.rowid" if named else ""
         sql = f"SELECT name_fts.rowid FROM name_fts{joined} WHERE name_fts MATCH ?{named} LIMIT ?"
-        df = cached_counts(
+        df = cached_reads(
             self._view_counts,
             (revision, None, cap, "trigrams"),
             grams,
@@ -275,7 +275,7 @@ class SQLiteSearchIndex(LexicalPruning):
         )
         if self.visible is not None:  # a gram no name holds is skipped uncounted
             counted = f"SELECT count(*) FROM ({sql})"
-            df = cached_counts(
+            df = cached_reads(
                 self._view_counts,
                 (revision, tuple(self._keys), cap, "trigrams"),
                 [g for g in grams if df[g]],

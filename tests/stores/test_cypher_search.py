@@ -121,8 +121,8 @@ def _answers(index: SearchIndex) -> dict[str, object]:
         "phrases": index.phrase_chunks(["heron robot", "Zürich café", "nothing here"]),
         "similar": index.similar_names(["Falcn", "Lyon Cty", "  "], 2),
         "display": index.display_names([*names, "public-1"]),
-        "chunk links": {c: sorted(v) for c, v in index.chunk_links(chunk_ids).items()},
-        "name links": {n: sorted(v) for n, v in index.name_links(names, 100).items()},
+        "chunk links": _sorted(index.chunk_links(chunk_ids)),
+        "name links": _sorted(index.name_links(names, 100)),
         # SQLite keeps a zero row for a name whose links are gone; the server drops it
         "stats": {n: s for n, s in index.name_stats(names).items() if s.titles or s.mentions},
         "records": index.chunk_records(chunk_ids),
@@ -444,6 +444,40 @@ def test_word_counts_are_asked_once_per_revision_and_again_after_a_write(stores)
     assert sent.count("lexical statistics") > asked
     assert _scores(after) == _scores(sqlite.search_index.lexical(terms, 10))
     assert after[0][0] == "q-1"
+
+
+def test_name_links_and_counts_are_read_once_per_revision_and_view(stores) -> None:
+    sqlite, falkor = stores
+    names = ["entity:falcon", "entity:heron-robot", "nothing"]
+    sent = _record_actions(falkor)
+    first = falkor.search_index.name_links(names, 100)
+    read = [sent.count(a) for a in ("read links", "read name counts")]
+    assert read == [1, 1]
+    assert falkor.search_index.name_links(names, 100) == first  # a later query, same revision
+    assert falkor.search_index.name_stats(names) == sqlite.search_index.name_stats(names[:2])
+    assert [sent.count(a) for a in ("read links", "read name counts")] == read
+    public = falkor.search_index.scoped(PUBLIC_ONLY).name_links(names, 100)  # its own reads
+    assert _sorted(public) == _sorted(
+        sqlite.search_index.scoped(PUBLIC_ONLY).name_links(names, 100)
+    )
+    assert len(public["entity:falcon"]) == 30 < len(first["entity:falcon"]) == 70
+    assert sent.count("read links") == 2
+    falkor.search_index.name_links(names, 8)  # another cap is another read
+    assert sent.count("read links") == 3
+    late = ChunkNode(text="falcon", id_="late", properties={"doc_id": "late", "access": "public"})
+    mention = Relation(label=gm.MENTIONS, source_id="late", target_id="entity:falcon",
+                       properties={"access": "public"})  # fmt: skip
+    for store in (sqlite, falkor):
+        store.upsert_nodes([late])
+        store.upsert_relations([mention])
+    after = falkor.search_index.name_links(names, 100)
+    assert ("late", False) in after["entity:falcon"] and sent.count("read links") == 4
+    assert falkor.search_index.name_stats(names)["entity:falcon"].mentions == 71
+    assert _sorted(after) == _sorted(sqlite.search_index.name_links(names, 100))
+
+
+def _sorted(links: dict[str, list[tuple[str, bool]]]) -> dict[str, list[tuple[str, bool]]]:
+    return {n: sorted(v) for n, v in links.items()}
 
 
 def test_whole_store_counts_are_read_once_per_revision_and_again_after_a_write(stores) -> None:
