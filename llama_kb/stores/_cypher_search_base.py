@@ -13,7 +13,7 @@ from llama_kb.stores._cypher_base import CHUNK_LABEL, ENTITY_LABEL
 from llama_kb.stores._cypher_search_dialect import FALKORDB_SEARCH, NEO4J_SEARCH, SearchDialect
 from llama_kb.stores._cypher_search_stats import ACCESS_LABEL, NAME_STAT_LABEL
 from llama_kb.stores.query_scope import once
-from llama_kb.stores.search import LexicalPruning
+from llama_kb.stores.search import LexicalPruning, NameReads
 
 if TYPE_CHECKING:
     from llama_kb.stores._cypher_reads import CypherReads
@@ -27,12 +27,6 @@ revision and view (least recently used first out): a word counted at the current
 not asked again."""
 STORE_READS = 8
 """Whole-store reads a store keeps (two per revision: the latest revisions' stay)."""
-NEIGHBOURHOODS = 4_096
-"""Names whose chunk lists (at most a walk's cap each) a store keeps, per revision and view:
-hubs recur across queries (at 30k passages on FalkorDB, 58 % of the rows 200 questions' walks
-read were of names an earlier question had read)."""
-NAME_COUNTS = 50_000
-"""Names whose stored counts a store keeps, per revision and view."""
 
 
 @dataclass
@@ -43,14 +37,12 @@ class SharedReads:
     Attributes:
         word_counts: Lexical statistics (and, for restricted views, name trigram counts).
         store_reads: Whole-store reads (access counts, relation types).
-        name_links: Chunk lists of names (:meth:`CypherSearchIndex.name_links`).
-        name_counts: Stored counts of names, ``(NameStats | None,)``.
+        names: Names' chunk lists and stored counts.
     """
 
     word_counts: LRU[int] = field(default_factory=lambda: LRU(WORD_COUNTS))
     store_reads: LRU[list[list[Any]]] = field(default_factory=lambda: LRU(STORE_READS))
-    name_links: LRU[list[tuple[str, bool]]] = field(default_factory=lambda: LRU(NEIGHBOURHOODS))
-    name_counts: LRU[tuple[Any]] = field(default_factory=lambda: LRU(NAME_COUNTS))
+    names: NameReads = field(default_factory=NameReads)
 
 
 class CypherSearchBase(LexicalPruning):

@@ -188,3 +188,8 @@ def _property_conditions(
         conds.append(cond)
         params.extend(cond_params)
     return conds, params
+
+
+def revision_of(conn: sqlite3.Connection) -> int:
+    """The graph file's write counter (moved by every committed write that changed data)."""
+    return int(conn.execute("SELECT value FROM meta WHERE key = 'revision'").fetchone()[0])

@@ -267,7 +267,7 @@ class CypherSearchIndex(CypherSearchBase):
         """
         scope = (self._revision(), self._view, cap)
         read = partial(self._read_name_links, cap=cap)
-        return cached_reads(self._shared.name_links, scope, name_ids, read)
+        return cached_reads(self._shared.names.links, scope, name_ids, read)
 
     def _read_name_links(self, names: list[str], cap: int) -> dict[str, list[tuple[str, bool]]]:
         stats = self.name_stats(names)
@@ -300,7 +300,7 @@ class CypherSearchIndex(CypherSearchBase):
         missing = [n for n in dict.fromkeys(name_ids) if n not in known]
         if missing:
             scope = (self._revision(), self._view)
-            read = cached_reads(self._shared.name_counts, scope, missing, self._read_name_stats)
+            read = cached_reads(self._shared.names.counts, scope, missing, self._read_name_stats)
             known.update((n, found[0]) for n, found in read.items())
         return {n: stats for n in dict.fromkeys(name_ids) if (stats := known[n]) is not None}
 

@@ -47,6 +47,7 @@ from llama_kb.stores import _sqlite_traverse as _traverse
 from llama_kb.stores import _sqlite_writes as _writes
 from llama_kb.stores._sqlite_async import ThreadedAsyncGraphStore
 from llama_kb.stores._sqlite_db import SCHEMA_VERSION, SQLiteDatabase
+from llama_kb.stores.search import NameReads
 from llama_kb.stores.sqlite_search import VIEW_COUNTS, SQLiteSearchIndex
 from llama_kb.stores.traversal import Direction, TraversalStep
 
@@ -101,6 +102,7 @@ class SQLitePropertyGraphStore(ThreadedAsyncGraphStore):
     def __init__(self, path: str | Path, *, timeout: float = 30.0) -> None:
         self._db = SQLiteDatabase(path, timeout=timeout)
         self._view_counts = LRU[int](VIEW_COUNTS)  # shared by every index of this store
+        self._name_reads = NameReads()
 
     # ----------------------------------------------------------------------------------------
     # lifecycle
@@ -313,7 +315,7 @@ class SQLitePropertyGraphStore(ThreadedAsyncGraphStore):
     @property
     def search_index(self) -> SQLiteSearchIndex:
         """Bounded lookups for retrieval (full-text, names, neighbourhoods, facts)."""
-        return SQLiteSearchIndex(self._db, view_counts=self._view_counts)
+        return SQLiteSearchIndex(self._db, view_counts=self._view_counts, names=self._name_reads)
 
     def count_nodes(self, label: str | None = None) -> int:
         """Number of nodes, or of nodes with ``label``."""

@@ -9,42 +9,48 @@ neighbourhoods a graph walk visits, and ``fact_keys`` plus expression indexes fo
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from llama_kb.lru import LRU
 from llama_kb.stores import _sqlite_bm25 as bm25
-from llama_kb.stores._sqlite_access import access_condition
 from llama_kb.stores._sqlite_db import SQLiteDatabase
 from llama_kb.stores._sqlite_facts import read_facts
 from llama_kb.stores._sqlite_index import chunk_df, name_gram_df
-from llama_kb.stores._sqlite_rows import _chunks, _json_path, _marks, _nodes_at, _unique
+from llama_kb.stores._sqlite_links import SQLiteLinkReads
+from llama_kb.stores._sqlite_rows import (
+    _chunks,
+    _json_path,
+    _marks,
+    _nodes_at,
+    _unique,
+    revision_of,
+)
 from llama_kb.stores.search import (
-    LINK_RELATIONS,
     Filters,
     LexicalPruning,
     NameForm,
-    NameStats,
+    NameReads,
     cached_reads,
     contenders,
     ranked_by_shared,
     shared_grams,
 )
 
-_LINKS = _marks(LINK_RELATIONS)
-_MENTION_RELATIONS = [r for r in LINK_RELATIONS if r != "PART_OF"]
 VIEW_COUNTS = 50_000
 """Counts one store's indexes keep, per revision and view (least recently used first out):
 how many (visible) names hold a trigram, how many visible chunks a common word."""
 
 
-class SQLiteSearchIndex(LexicalPruning):
+class SQLiteSearchIndex(SQLiteLinkReads, LexicalPruning):
     """Bounded query-time lookups over one SQLite graph file.
 
     Args:
         db: The graph store's database.
         visible: Only records with these access keys (and names reached through them);
             ``None``: everything.
+        view_counts: Counts of earlier queries, shared by the views of one store.
+        names: Names' chunk lists and stored counts of earlier queries, shared likewise.
     """
 
     def __init__(
@@ -52,11 +58,13 @@ class SQLiteSearchIndex(LexicalPruning):
         db: SQLiteDatabase,
         visible: frozenset[str] | None = None,
         view_counts: LRU[int] | None = None,
+        names: NameReads | None = None,
     ) -> None:
         self._db = db
         self.visible = visible
         self._keys = sorted(visible) if visible is not None else []
         self._view_counts = view_counts if view_counts is not None else LRU(VIEW_COUNTS)
+        self._names = names if names is not None else NameReads()
 
     def access_keys(self) -> frozenset[str]:
         """Access keys of the stored chunks and relations."""
@@ -66,11 +74,7 @@ class SQLiteSearchIndex(LexicalPruning):
 
     def scoped(self, visible: frozenset[str] | None) -> SQLiteSearchIndex:
         """This index restricted to records with access keys in ``visible``."""
-        return SQLiteSearchIndex(self._db, visible, self._view_counts)
-
-    def _only(self, row: str) -> tuple[str, list[str]]:
-        """`` AND`` condition (and its parameters) keeping visible records of alias ``row``."""
-        return access_condition(row, self.visible)
+        return SQLiteSearchIndex(self._db, visible, self._view_counts, self._names)
 
     def _named(self, uri: str) -> tuple[str, list[str]]:
         """`` AND`` condition keeping names (column ``uri``) a visible relation touches."""
@@ -86,7 +90,7 @@ class SQLiteSearchIndex(LexicalPruning):
     def revision(self) -> int:
         """The graph file's write counter."""
         with self._db.read() as conn:
-            return _revision(conn)
+            return revision_of(conn)
 
     def chunk_count(self) -> int:
         """Number of stored (visible) chunks."""
@@ -183,7 +187,7 @@ class SQLiteSearchIndex(LexicalPruning):
             if common:  # counted once per revision and view
                 df |= cached_reads(
                     self._view_counts,
-                    (_revision(conn), tuple(self._keys), "words"),
+                    (revision_of(conn), tuple(self._keys), "words"),
                     common,
                     lambda words: {w: bm25.visible_df(conn, w, self._keys) for w in words},
                 )
@@ -253,7 +257,7 @@ class SQLiteSearchIndex(LexicalPruning):
         :func:`~llama_kb.stores.search.ranked_by_shared` (only the contenders' names are read).
         A restricted view counts and lists its visible names only (counts kept until a write)."""
         with self._db.read() as conn:
-            revision = _revision(conn)  # counts are kept per revision (and view)
+            revision = revision_of(conn)  # counts are kept per revision (and view)
             return {text: self._similar(conn, revision, text, k) for text in texts}
 
     def _similar(self, conn: Any, revision: int, text: str, k: int) -> dict[str, str]:
@@ -311,83 +315,6 @@ class SQLiteSearchIndex(LexicalPruning):
                 )
         return names
 
-    def chunk_links(self, chunk_ids: Sequence[str]) -> dict[str, list[tuple[str, bool]]]:
-        """Chunk id -> ``(name id, is its document)`` for its ``PART_OF`` / mention edges."""
-        links: dict[str, list[tuple[str, bool]]] = {c: [] for c in chunk_ids}
-        with self._db.read() as conn:
-            for source, target, own in self._link_rows(conn, _unique(chunk_ids), "source_uri"):
-                links[source].append((target, own))
-        return links
-
-    def _link_rows(self, conn: Any, ids: list[str], end: str) -> Iterator[tuple[str, str, bool]]:
-        """``(id, other end, is PART_OF)`` of the visible link relations whose ``end`` column
-        (``source_uri`` or ``target_uri``) is one of ``ids``."""
-        other = "target_uri" if end == "source_uri" else "source_uri"
-        only, access = self._only("relations")
-        for chunk in _chunks(ids):
-            rows = conn.execute(
-                f"SELECT {end}, {other}, relation_type FROM relations "
-                f"WHERE {end} IN ({_marks(chunk)}) AND relation_type IN ({_LINKS}) "
-                f"AND {other} <> {end}{only}",
-                [*chunk, *LINK_RELATIONS, *access],
-            )
-            for this, that, rel_type in rows:
-                yield this, that, rel_type == "PART_OF"
-
-    def name_links(self, name_ids: Sequence[str], cap: int) -> dict[str, list[tuple[str, bool]]]:
-        """Name id -> up to ``cap`` chunks, its own (``PART_OF``) first, then mentions.
-
-        Names with at most ``cap`` chunks (their stored totals say so) are read in one batched
-        query; only hubs are read one by one, each stopping at ``cap``.
-        """
-        names = _unique(name_ids)
-        stats = self.name_stats(names)
-        small = [n for n in names if n in stats and stats[n].titles + stats[n].mentions <= cap]
-        links: dict[str, list[tuple[str, bool]]] = {n: [] for n in names}
-        with self._db.read() as conn:
-            for target, source, own in self._link_rows(conn, small, "target_uri"):
-                links[target].append((source, own))
-            for name in small:
-                links[name].sort(key=lambda link: not link[1])
-            for name in (n for n in names if n in stats and n not in set(small)):
-                links[name] = self._hub_links(conn, name, cap)
-        return links
-
-    def _hub_links(self, conn: Any, name: str, cap: int) -> list[tuple[str, bool]]:
-        only, access = self._only("relations")
-        own = conn.execute(
-            "SELECT source_uri FROM relations WHERE target_uri = ? "
-            f"AND relation_type = 'PART_OF'{only} LIMIT ?",
-            [name, *access, cap],
-        ).fetchall()
-        found = [(r[0], True) for r in own]
-        if len(found) < cap:
-            mentions = conn.execute(
-                "SELECT DISTINCT source_uri FROM relations WHERE target_uri = ? "
-                f"AND relation_type IN (?, ?){only} LIMIT ?",
-                [name, *_MENTION_RELATIONS, *access, cap - len(found)],
-            ).fetchall()
-            found.extend((r[0], False) for r in mentions)
-        return found
-
-    def name_stats(self, name_ids: Sequence[str]) -> dict[str, NameStats]:
-        """Name id -> chunks that belong to / mention it (kept by triggers, one row read)."""
-        stats: dict[str, NameStats] = {}
-        if self.visible is None:
-            sql = "SELECT uri, titles, mentions FROM name_stats WHERE uri IN ({})"
-        else:
-            sql = (
-                "SELECT uri, sum(titles), sum(mentions) FROM name_access WHERE uri IN ({}) "
-                f"AND access IN ({_marks(self._keys)}) GROUP BY uri HAVING sum(edges) > 0"
-            )
-        with self._db.read() as conn:
-            for chunk in _chunks(_unique(name_ids)):
-                for uri, titles, mentions in conn.execute(
-                    sql.format(_marks(chunk)), [*chunk, *self._keys]
-                ):
-                    stats[uri] = NameStats(int(titles), int(mentions))
-        return stats
-
     def chunk_records(self, chunk_ids: Sequence[str]) -> dict[str, tuple[str, dict[str, Any]]]:
         """Chunk id -> ``(text, metadata)``."""
         records: dict[str, tuple[str, dict[str, Any]]] = {}
@@ -415,10 +342,6 @@ class SQLiteSearchIndex(LexicalPruning):
         carries ``subject_key`` / ``object_key`` (their name keys) too."""
         with self._db.read() as conn:
             return read_facts(conn, self.visible, keys, doc_ids, chunk_ids, limit, per_key)
-
-
-def _revision(conn: Any) -> int:
-    return int(conn.execute("SELECT value FROM meta WHERE key = 'revision'").fetchone()[0])
 
 
 def _matching(conn: Any, uris: list[str], where: str, params: list[Any]) -> set[str]:
