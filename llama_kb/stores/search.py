@@ -235,9 +235,10 @@ def cached_reads(
     """The values of ``keys``, kept in ``cache`` under ``(scope, key)``: ``scope`` names what
     the values hold for (the store's revision, the view, a cap), so a key read before under
     the same scope is not read again; ``read`` reads the others, all at once."""
+    unique = list(dict.fromkeys(keys))
     found: dict[str, V] = {}
     missing: list[str] = []
-    for key in dict.fromkeys(keys):
+    for key in unique:
         value = cache.get((scope, key))
         if value is None:
             missing.append(key)
@@ -248,7 +249,7 @@ def cached_reads(
         for key in missing:
             found[key] = got[key]
             cache.put((scope, key), got[key])
-    return found
+    return {key: found[key] for key in unique}  # in the order asked, however many were kept
 
 
 def shared_grams(holders: Mapping[str, Iterable[H]]) -> dict[H, int]:

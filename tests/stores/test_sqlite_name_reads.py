@@ -77,3 +77,17 @@ def test_reads_inside_a_write_transaction_are_not_kept(store) -> None:
         raise RuntimeError("roll back")
     assert store.search_index.name_links(NAMES, 100) == before
     assert store.search_index.name_stats(NAMES)["entity:falcon"].mentions == 50
+
+
+def test_kept_and_new_names_come_back_in_the_order_asked(store) -> None:
+    store.upsert_nodes([gm.entity_node("Heron")])
+    store.upsert_relations([Relation(label=gm.MENTIONS, source_id="public-1",
+                                     target_id="entity:heron")])  # fmt: skip
+    store.search_index.name_links(["entity:falcon"], 100)  # kept
+    asked = ["nothing", "entity:heron", "entity:falcon"]
+    assert list(store.search_index.name_links(asked, 100)) == asked
+    store.search_index.name_stats(["entity:falcon"])
+    assert list(store.search_index.name_stats(["entity:heron", "entity:falcon"])) == [
+        "entity:heron",
+        "entity:falcon",
+    ]
