@@ -154,37 +154,37 @@ class NameMatcher:
         return any(_capitalised(m.group()) for m in span)
 
 
-NameLookup = Callable[[list[str]], Mapping[str, Mapping[str, "str | None"]]]
-"""Name keys -> ``{node id: exact spelling for one-word names, else None}`` (a store lookup)."""
 TitledLookup = Callable[[list[str]], Mapping[str, Mapping[str, "tuple[bool, str | None]"]]]
-"""As :data:`NameLookup`, each node also telling whether it is a document title."""
+"""Name keys -> ``{node id: (whether it is a document title, exact spelling for one-word
+names, else None)}`` (a store lookup)."""
 
 
 def find_titles_first(
     texts: Sequence[str], lookup: TitledLookup, longest: int = 12, unique: bool = True
 ) -> list[list[Mention]]:
-    """:func:`find_mentions_many` where titles win: titles are matched first, then other
-    names, so a longer name does not hide a title inside it ("West Chicago" in "West Chicago
-    High School": both are found), while a name spelled like a title, or one that cuts
-    across a title ("first Jason" in "born first, Jason Katims"), is left out."""
-    forms: dict[str, Mapping[str, tuple[bool, str | None]]] = {}
+    """Known names in each of ``texts`` as :class:`NameMatcher` finds them (leftmost-longest,
+    no overlaps, one-word names by exact case, one mention per node unless ``unique`` is
+    false, for counting), with the names looked up by key in a store: every word span of up
+    to ``longest`` words of all the texts in one ``lookup`` call.
 
-    def titles(keys: list[str]) -> dict[str, dict[str, str | None]]:
-        forms.update(lookup(keys))
-        return {k: {n: e for n, (title, e) in v.items() if title} for k, v in forms.items()}
-
-    def others(keys: list[str]) -> dict[str, dict[str, str | None]]:  # the titles' spans
-        return {
-            k: {n: e for n, (_, e) in v.items()}
-            for k, v in forms.items()
-            if not any(title for title, _ in v.values())
-        }
-
-    by_title = find_mentions_many(texts, titles, longest, unique)
-    by_name = find_mentions_many(texts, others, longest, unique)
+    Titles win: titles are matched first, then other names, so a longer name does not hide
+    a title inside it ("West Chicago" in "West Chicago High School": both are found), while
+    a name spelled like a title, or one that cuts across a title ("first Jason" in "born
+    first, Jason Katims"), is left out."""
+    parsed = [_word_spans(text, longest) for text in texts]
+    keys = dict.fromkeys(key for _, _, starting in parsed for keys in starting for key in keys)
+    forms = lookup(list(keys)) if keys else {}
+    titles = {k: {n: e for n, (title, e) in v.items() if title} for k, v in forms.items()}
+    others = {  # names spelled like no title
+        k: {n: e for n, (_, e) in v.items()}
+        for k, v in forms.items()
+        if not any(title for title, _ in v.values())
+    }
     return [
         [*found, *(m for m in names if not any(_cuts(m, t) for t in found))]
-        for found, names in zip(by_title, by_name, strict=True)
+        for found, names in (
+            (_resolve(*spans, titles, unique), _resolve(*spans, others, unique)) for spans in parsed
+        )
     ]
 
 
@@ -194,35 +194,28 @@ def _cuts(name: Mention, title: Mention) -> bool:
     return overlaps and not (name.start <= title.start and title.end <= name.end)
 
 
-def find_mentions_many(
-    texts: Sequence[str], lookup: NameLookup, longest: int = 12, unique: bool = True
-) -> list[list[Mention]]:
-    """Known names in each of ``texts`` as :class:`NameMatcher` finds them (leftmost-longest,
-    no overlaps, one-word names by exact case, one mention per node unless ``unique`` is
-    false, for counting), with the names looked up by key in a store: every word span of up
-    to ``longest`` words of all the texts in one ``lookup`` call."""
-    parsed = []
-    keys: set[str] = set()
-    for text in texts:
-        words = list(_TOKEN.finditer(text))
-        folded = [fold(m.group()) for m in words]
-        spans = {
-            (i, j): "-".join(folded[i:j])
-            for i in range(len(words))
-            for j in range(i + 1, min(len(words), i + longest) + 1)
-        }
-        keys.update(spans.values())
-        parsed.append((text, words, spans))
-    found = lookup(sorted(keys)) if keys else {}
-    return [_resolve(text, words, spans, found, longest, unique) for text, words, spans in parsed]
+_Spans = tuple[str, list[re.Match[str]], list[list[str]]]
+"""A text, its words, and for each word the folded keys of the spans of words it starts
+(one word, two words, ...)."""
+
+
+def _word_spans(text: str, longest: int) -> _Spans:
+    words = list(_TOKEN.finditer(text))
+    folded = [fold(m.group()) for m in words]
+    starting: list[list[str]] = []
+    for i, first in enumerate(folded):
+        keys = [first]
+        for word in folded[i + 1 : i + longest]:
+            keys.append(f"{keys[-1]}-{word}")
+        starting.append(keys)
+    return text, words, starting
 
 
 def _resolve(
     text: str,
     words: list[re.Match[str]],
-    spans: dict[tuple[int, int], str],
+    starting: list[list[str]],
     found: Mapping[str, Mapping[str, str | None]],
-    longest: int,
     unique: bool,
 ) -> list[Mention]:
     mentions: list[Mention] = []
@@ -230,8 +223,11 @@ def _resolve(
     i = 0
     while i < len(words):
         end = i + 1
-        for j in range(min(len(words), i + longest), i, -1):
-            targets = found.get(spans[(i, j)], {})
+        keys = starting[i]
+        for j in range(i + len(keys), i, -1):
+            targets = found.get(keys[j - i - 1])
+            if not targets:
+                continue
             accepted = [
                 node_id
                 for node_id, exact in targets.items()

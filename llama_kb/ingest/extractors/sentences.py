@@ -27,6 +27,7 @@ from llama_kb import graph_model as gm
 from llama_kb.ingest.chunking import unrepeated_start
 from llama_kb.ingest.extractors._asides import PreparedText
 from llama_kb.ingest.extractors._parse_paths import ancestors, anchor, chain, is_subject
+from llama_kb.ingest.extractors._token_attributes import TokenAttributes, replace_attribute_ruler
 from llama_kb.ingest.extractors.base import GraphFragment
 from llama_kb.names import NameMatcher, aliases
 from llama_kb.types import SourceDocument, TextChunk
@@ -85,6 +86,7 @@ class SentenceRelationExtractor:
         self.model = model
         self.batch_size = batch_size
         self._nlp: Any = None
+        self._attributes: TokenAttributes | None = None
         self._unavailable = False
 
     def extract(self, doc: SourceDocument, chunks: Sequence[TextChunk]) -> GraphFragment:
@@ -102,6 +104,8 @@ class SentenceRelationExtractor:
         jobs = [(i, doc, chunk) for i, (doc, chunks) in enumerate(items) for chunk in chunks]
         prepared = [PreparedText.of(chunk.text[unrepeated_start(chunk) :]) for *_, chunk in jobs]
         parsed = nlp.pipe((p.text for p in prepared), batch_size=self.batch_size)
+        if self._attributes is not None:
+            parsed = map(self._attributes, parsed)
         seen: set[str] = set()
         titles: dict[str, _TitleForms] = {}
         for (i, doc, chunk), text, sentences in zip(jobs, prepared, parsed, strict=True):
@@ -128,6 +132,7 @@ class SentenceRelationExtractor:
             import spacy
 
             self._nlp = spacy.load(self.model, exclude=list(_EXCLUDE), disable=list(_DISABLE))
+            self._attributes = replace_attribute_ruler(self._nlp)
         except (ImportError, OSError) as e:
             self._unavailable = True
             logger.warning(
