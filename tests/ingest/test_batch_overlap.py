@@ -63,3 +63,52 @@ def test_a_failing_extractor_leaves_nothing_of_its_batch(tmp_path: Path, embeddi
     with KnowledgeBase.open(tmp_path / "kb", embedding=embedding) as kb:
         assert kb.ingest(doc).added  # the next run stores it whole
         assert kb.retrieve("graph updater").unstructured
+
+
+class BackgroundCountingEmbedding(CountingEmbedding):
+    """Counts the batches embedded in another thread than the caller's."""
+
+    caller: int = 0
+    background: threading.Condition
+    calls: int = 0
+
+    def _get_text_embeddings(self, texts: list[str]) -> list[list[float]]:
+        if threading.get_ident() != self.caller:
+            with self.background:
+                self.calls += 1
+                self.background.notify_all()
+        return super()._get_text_embeddings(texts)
+
+
+def test_the_next_batch_is_embedded_while_this_one_is_written(
+    tmp_path: Path, embedding, monkeypatch
+) -> None:
+    from llama_kb.ingest import pipeline
+
+    monkeypatch.setattr(pipeline, "_BATCH_CHUNKS", 1)  # one document's chunk per batch
+    names = ("updater", "interpreter", "scheduler")
+    (tmp_path / "docs").mkdir()
+    for name in names:
+        text = f"# The {name}\n\nThe {name} reads the document graph."
+        (tmp_path / "docs" / f"{name}.md").write_text(text, "utf-8")
+    spy = BackgroundCountingEmbedding(
+        inner=embedding, caller=threading.get_ident(), background=threading.Condition()
+    )
+    extractors = [StructureExtractor()]
+    with KnowledgeBase.open(tmp_path / "kb", embedding=spy, extractors=extractors) as kb:
+        graph = kb._pipeline.graph
+        upsert, overlapped = graph.upsert_nodes, []
+
+        def upsert_nodes(nodes) -> None:  # batch k's graph write: is batch k + 1 embedding?
+            if len(overlapped) < len(names) - 1:
+                with spy.background:
+                    ahead = len(overlapped) + 2
+                    overlapped.append(spy.background.wait_for(lambda: spy.calls >= ahead, 5))
+            upsert(nodes)
+
+        monkeypatch.setattr(graph, "upsert_nodes", upsert_nodes)
+        report = kb.ingest(tmp_path / "docs")
+        assert len(report.added) == 3 and not report.failed
+        assert overlapped == [True, True]
+        found = {h.metadata["doc_id"] for h in kb.search("document graph", top_k=10)}
+        assert found == set(report.added)
