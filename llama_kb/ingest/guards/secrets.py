@@ -344,7 +344,8 @@ class SecretScanner:
 
     def _plugin_findings(self, lines: list[tuple[int, str]]) -> Iterator[SecretFinding]:
         from detect_secrets.core.scan import _process_line_based_plugins
-        from detect_secrets.settings import default_settings
+
+        from llama_kb.ingest.guards._library_filters import default_settings
 
         with _LOCK, default_settings() as settings:
             disabled = _DISABLED_PLUGINS + (() if self.entropy else ("Base64HighEntropyString",))
