@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from llama_kb.background import Ahead, Pending
+from llama_kb.background import Pending
 
 _REQUEST = contextvars.ContextVar("request", default="none")
 
@@ -33,36 +33,3 @@ def test_the_thread_sees_the_callers_context() -> None:
         assert Pending(_REQUEST.get).result() == "query-42"
     finally:
         _REQUEST.reset(token)
-
-
-def test_a_failed_result_raises_its_error() -> None:
-    with pytest.raises(KeyError, match="gone"):
-        Pending.failed(KeyError("gone")).result()
-
-
-def test_the_next_items_work_starts_when_asked_before_it_is_reached() -> None:
-    started: list[int] = []
-
-    def start(item: int) -> Pending[int]:
-        started.append(item)
-        return Pending(lambda: item * 10)
-
-    items = Ahead([1, 2, 3], start)
-    first, work = next(items)
-    assert (first, started) == (1, [1])
-    assert work is not None and work.result() == 10
-    items.start_next()
-    items.start_next()  # once: the next item is started already
-    assert started == [1, 2]
-    assert [(item, w.result() if w else None) for item, w in items] == [(2, 20), (3, 30)]
-    items.start_next()  # nothing left
-    assert started == [1, 2, 3]
-
-
-def test_after_stop_items_come_without_work_but_a_started_one_keeps_it() -> None:
-    items = Ahead(["a", "b", "c"], lambda item: Pending(str.upper, item))
-    next(items)
-    items.start_next()
-    items.stop()
-    rest = [(item, w.result() if w else None) for item, w in items]
-    assert rest == [("b", "B"), ("c", None)]

@@ -24,7 +24,7 @@ from tqdm.auto import tqdm
 
 from llama_kb import graph_model as gm
 from llama_kb.access import PUBLIC
-from llama_kb.background import Ahead, Pending
+from llama_kb.background import Pending
 from llama_kb.config import ChunkingConfig, LimitsConfig, SecretsConfig
 from llama_kb.errors import BackendUnavailable, EmbeddingError, LlamaKBError
 from llama_kb.ingest._doc_codec import document_access, document_hash, document_json
@@ -259,24 +259,18 @@ class IngestionPipeline:
         total = sum(len(w.docs) for w in works)
         down: BackendUnavailable | None = None
         with tqdm(total=total, desc="Ingesting", unit="doc", disable=not show_progress) as bar:
-            batches = Ahead(
-                self.chunker.batches(((w, d) for w in works for d in w.docs), _BATCH_CHUNKS),
-                self._start_embedding,
-            )
-            for batch, embedded in batches:
+            for batch in self.chunker.batches(
+                ((w, d) for w in works for d in w.docs), _BATCH_CHUNKS
+            ):
                 error: LlamaKBError | None = down  # a server is down: do not embed in vain
-                if error is None and embedded is not None:
+                if error is None:
                     try:
-                        written.extend(
-                            self._write_batch(batch, embedded, batches.start_next, report)
-                        )
+                        written.extend(self._write_batch(batch, report))
                     except (LlamaKBError, ValueError, TypeError) as e:  # stores raise plain ones
                         error = e if isinstance(e, LlamaKBError) else LlamaKBError(str(e))
                         down = e if isinstance(e, BackendUnavailable) else None
                         if down is None:
                             self._discard_new(batch)
-                        else:
-                            batches.stop()
                 if error is not None:
                     for work, doc, _ in batch:
                         work.failed = True
@@ -286,44 +280,33 @@ class IngestionPipeline:
                 bar.update(len({id(d) for _, d, _ in batch}))
         return written
 
-    def _start_embedding(
-        self, batch: Sequence[tuple[SourceWork, SourceDocument, list[TextChunk]]]
-    ) -> Pending[list[list[float]]]:
-        """Start embedding ``batch``'s chunks, reusing the stored vectors of unchanged texts
-        of the documents it replaces; a failed read fails the batch when it is written."""
-        old = [doc.doc_id for work, doc, _ in batch if doc.doc_id not in work.new_ids]
-        replaced = {id(w): w.vanished for w, _, _ in batch if w.moved_from is not None}
-        try:
-            stored = self.stored_vectors.read(old + [d for ids in replaced.values() for d in ids])
-        except (LlamaKBError, ValueError, TypeError) as e:
-            return Pending.failed(e)
-        chunks = [c for _, _, cs in batch for c in cs]
-        keyed = [(text_key(c.metadata.get("title"), c.text), embedding_text(c)) for c in chunks]
-        return Pending(self.stored_vectors.embed, self.embedding, keyed, stored)
-
     def _write_batch(
         self,
         batch: Sequence[tuple[SourceWork, SourceDocument, list[TextChunk]]],
-        embedded: Pending[list[list[float]]],
-        start_next: Callable[[], None],
         report: IngestReport,
     ) -> list[tuple[str, str, str]]:
-        """Store ``batch``; ``start_next`` starts embedding the next (overlapping these writes)."""
         docs = [
             (doc.doc_id, doc.source_path, doc.title, document_access(doc)) for _, doc, _ in batch
         ]
         self.manifest.mark_pending(docs)
         old = [doc.doc_id for work, doc, _ in batch if doc.doc_id not in work.new_ids]
+        replaced = {id(w): w.vanished for w, _, _ in batch if w.moved_from is not None}
+        stored = self.stored_vectors.read(old + [d for ids in replaced.values() for d in ids])
         if old:
             self._delete_content(old)
         chunks = [c for _, _, cs in batch for c in cs]
         report.chunks_over_window += self.chunker.over_window(chunks)
         items = [(doc, doc_chunks) for _, doc, doc_chunks in batch]
+        embedded = Pending(
+            self.stored_vectors.embed,
+            self.embedding,
+            [(text_key(c.metadata.get("title"), c.text), embedding_text(c)) for c in chunks],
+            stored,
+        )
         try:  # the extractors parse while the model embeds; nothing is stored before both end
             fragments = [_extract_all(extractor, items) for extractor in self.extractors]
         finally:
             vectors = embedded.result()
-        start_next()
         problem = vector_problem(vectors, len(chunks))
         if problem:
             raise EmbeddingError(f"the embedding model returned {problem}; nothing was stored")
