@@ -70,9 +70,8 @@ class SQLiteLinkReads:
         with self._db.read() as conn:
             scope = self._scope(conn)
             read = partial(self._read_name_links, conn, scope=scope, cap=cap)
-            if scope is None:
-                return read(_unique(name_ids))
-            return cached_reads(self._names.links, (*scope, cap), _unique(name_ids), read)
+            kept = None if scope is None else (*scope, cap)
+            return cached_reads(self._names.links, kept, _unique(name_ids), read)
 
     def _scope(self, conn: Any) -> tuple[int, tuple[str, ...] | None] | None:
         """What a kept read holds for (the revision, the view); ``None`` inside a write."""
@@ -90,7 +89,8 @@ class SQLiteLinkReads:
             links[target].append((source, own))
         for name in small:
             links[name].sort(key=lambda link: not link[1])
-        for name in (n for n in names if n in stats and n not in set(small)):
+        fitting = set(small)
+        for name in (n for n in names if n in stats and n not in fitting):
             links[name] = self._hub_links(conn, name, cap)
         return links
 
@@ -120,11 +120,7 @@ class SQLiteLinkReads:
     def _cached_stats(
         self, conn: Any, scope: tuple[Any, ...] | None, names: list[str]
     ) -> dict[str, NameStats]:
-        read = partial(self._read_name_stats, conn)
-        if scope is None:
-            found = read(names)
-        else:
-            found = cached_reads(self._names.counts, scope, names, read)
+        found = cached_reads(self._names.counts, scope, names, partial(self._read_name_stats, conn))
         return {n: stats for n, (stats,) in found.items() if stats is not None}
 
     def _read_name_stats(self, conn: Any, names: list[str]) -> dict[str, tuple[NameStats | None]]:

@@ -228,14 +228,18 @@ class NameReads:
 
 def cached_reads(
     cache: LRU[V],
-    scope: Hashable,
+    scope: Hashable | None,
     keys: Iterable[str],
     read: Callable[[list[str]], Mapping[str, V]],
 ) -> dict[str, V]:
     """The values of ``keys``, kept in ``cache`` under ``(scope, key)``: ``scope`` names what
     the values hold for (the store's revision, the view, a cap), so a key read before under
-    the same scope is not read again; ``read`` reads the others, all at once."""
+    the same scope is not read again; ``read`` reads the others, all at once. A ``None``
+    scope (values that must not be kept) reads every key and keeps nothing."""
     unique = list(dict.fromkeys(keys))
+    if scope is None:
+        got = read(unique)
+        return {key: got[key] for key in unique}
     found: dict[str, V] = {}
     missing: list[str] = []
     for key in unique:
