@@ -11,7 +11,10 @@ the calling thread's own write transaction, use the main connection. Each time t
 connection changed double (from 1,000), the query planner's statistics are refreshed
 (``ANALYZE``, sampled: ``analysis_limit``): a process that ingested a corpus into an empty file
 otherwise went on planning its queries for the empty tables and read the graph about 4x
-slower than a fresh process.
+slower than a fresh process. A connection reads those statistics when it first reads the
+schema, so the read connections opened before a refresh are closed and replaced: kept, they
+planned the walk's reads for the small tables they had seen (5-7x slower graph stages after
+an ingest in the same process than in a new one).
 """
 
 from __future__ import annotations
@@ -105,6 +108,8 @@ class SQLiteDatabase:
         """The thread inside a write transaction, if any."""
         self._pool_lock = threading.Lock()
         self._idle: list[sqlite3.Connection] = []
+        self._statistics = 0
+        """Counts statistics refreshes: a reader opened before the last one is not kept."""
         self._next_analyze = FIRST_ANALYZE
         if self._path != ":memory:":
             Path(self._path).parent.mkdir(parents=True, exist_ok=True)
@@ -174,7 +179,7 @@ class SQLiteDatabase:
             BackendError: The database was closed, or a read failed.
         """
         own = self._path == ":memory:" or self._writer == threading.get_ident()
-        reader = None if own else self._take_reader()
+        reader, statistics = (None, 0) if own else self._take_reader()
         try:
             if reader is None:
                 with self._lock:
@@ -185,14 +190,16 @@ class SQLiteDatabase:
             raise BackendError(f"SQLite graph store {self._path}: {e}") from e
         finally:
             if reader is not None:
-                self._return_reader(reader)
+                self._return_reader(reader, statistics)
 
-    def _take_reader(self) -> sqlite3.Connection:
-        """An idle read-only connection, or a new one."""
+    def _take_reader(self) -> tuple[sqlite3.Connection, int]:
+        """An idle read-only connection, or a new one, with the statistics count it was
+        taken under."""
         with self._pool_lock:
             self.connection()  # raises once closed
+            statistics = self._statistics
             if self._idle:
-                return self._idle.pop()
+                return self._idle.pop(), statistics
         try:
             reader = sqlite3.connect(
                 self._path, timeout=self._timeout, check_same_thread=False, isolation_level=None
@@ -200,11 +207,12 @@ class SQLiteDatabase:
             reader.execute("PRAGMA query_only = ON")
         except sqlite3.Error as e:
             raise BackendError(f"Cannot read the SQLite graph store {self._path}: {e}") from e
-        return reader
+        return reader, statistics
 
-    def _return_reader(self, reader: sqlite3.Connection) -> None:
+    def _return_reader(self, reader: sqlite3.Connection, statistics: int) -> None:
         with self._pool_lock:
-            if self._conn is not None and len(self._idle) < IDLE_READERS:
+            fresh = statistics == self._statistics
+            if self._conn is not None and fresh and len(self._idle) < IDLE_READERS:
                 self._idle.append(reader)
                 return
         reader.close()
@@ -241,6 +249,16 @@ class SQLiteDatabase:
             if changed and conn.total_changes >= self._next_analyze:
                 self._next_analyze = 2 * conn.total_changes
                 self._refresh_statistics(conn, "ANALYZE")
+                self._retire_readers()
+
+    def _retire_readers(self) -> None:
+        """Close the idle readers, and those in use once they are returned: they would plan
+        with the statistics from before the last refresh."""
+        with self._pool_lock:
+            self._statistics += 1
+            idle, self._idle = self._idle, []
+        for reader in idle:
+            reader.close()
 
     def _refresh_statistics(self, conn: sqlite3.Connection, statement: str) -> None:
         """Run ``ANALYZE`` or ``PRAGMA optimize`` (best effort: statistics only)."""

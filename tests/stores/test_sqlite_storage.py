@@ -19,7 +19,7 @@ from sqlite_helpers import chain, reached, rel, triples
 import llama_kb.stores.sqlite_graph as sqlite_graph
 from llama_kb.errors import BackendError, NotSupportedError
 from llama_kb.graph_model import NamedNode
-from llama_kb.stores._sqlite_db import SCHEMA_VERSION
+from llama_kb.stores._sqlite_db import SCHEMA_VERSION, SQLiteDatabase
 from llama_kb.stores.sqlite_graph import SQLitePropertyGraphStore
 
 pytest_plugins = ["sqlite_fixtures"]  # db_path, store, movie_graph
@@ -96,6 +96,32 @@ def test_planner_statistics_follow_a_large_write_without_reopening(
     assert store.get(ids=["c1"])
     analysed = {row[0] for row in conn.execute("SELECT tbl FROM sqlite_stat1")}
     assert "nodes" in analysed
+
+
+def test_readers_plan_with_the_statistics_of_the_last_refresh(tmp_path: Path) -> None:
+    """A read connection kept from before a statistics refresh would go on planning with
+    the statistics it loaded first; after a large write every read plans as a new
+    connection does."""
+    path = tmp_path / "graph.sqlite"
+    db = SQLiteDatabase(path)
+    with db.write() as conn:
+        conn.execute("CREATE TABLE probe (x INTEGER, y INTEGER)")
+        conn.execute("CREATE INDEX probe_x ON probe(x)")
+        conn.execute("CREATE INDEX probe_y ON probe(y)")
+    plan = "EXPLAIN QUERY PLAN SELECT * FROM probe WHERE x = 1 AND y > 10"
+    with db.read() as reader:  # a reader that has seen the tables without statistics
+        assert "probe_x" in reader.execute(plan).fetchall()[0][3]
+    with db.write() as conn:
+        conn.executemany("INSERT INTO probe VALUES (?, ?)", [(i % 2, i) for i in range(4000)])
+    with db.read() as reader:
+        kept = reader.execute(plan).fetchall()
+    fresh = sqlite3.connect(path)
+    try:
+        assert kept == fresh.execute(plan).fetchall()
+        assert "probe_y" in kept[0][3]
+    finally:
+        fresh.close()
+        db.close()
 
 
 def test_a_version_1_file_gets_its_search_indexes_filled(tmp_path: Path) -> None:
