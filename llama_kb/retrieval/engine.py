@@ -36,7 +36,15 @@ from llama_kb.access import Principal
 from llama_kb.background import Pending
 from llama_kb.config import QueryOptions, RankingConfig
 from llama_kb.errors import ConfigurationError, QueryError
-from llama_kb.retrieval import bridge_hop, fact_step, knowledge_step, name_hop, ranking, rerank
+from llama_kb.retrieval import (
+    bridge_hop,
+    fact_step,
+    knowledge_step,
+    name_hop,
+    question_cover,
+    ranking,
+    rerank,
+)
 from llama_kb.retrieval import trace as observe
 from llama_kb.retrieval.cache import QueryCache, cache_key
 from llama_kb.retrieval.classifier import HeuristicClassifier, QueryClassifier
@@ -368,6 +376,7 @@ class ContextEngine:
         hop = bridge_hop.kind(plan, self.ranking) if view is not None else None
         pool = max(keep, self.ranking.bridge_pool)
         names = name_hop.applies(plan, self.ranking)
+        cover = question_cover.applies(hop, self.ranking)
         fused = pool if hop or names else keep
         if view is None:
             hits = [
@@ -381,10 +390,13 @@ class ContextEngine:
         plan.stages.add("fusion", started, out=len(hits))
         if hop is not None:
             search = partial(self._dense_search, plan)
-            kept = pool if names else keep
+            kept = pool if names or cover else keep
             hits = bridge_hop.apply(plan, hits, self.ranking, kept, plan.degrade, hop, search)
         if names:
-            hits = name_hop.apply(plan, hits, self.ranking, keep, *self._name_hop_reads)
+            kept = pool if cover else keep
+            hits = name_hop.apply(plan, hits, self.ranking, kept, *self._name_hop_reads)
+        if cover:
+            hits = question_cover.apply(plan, hits, self.ranking, keep)
         if self.reranker is not None:
             hits = rerank.apply(self.reranker, plan, hits, top_k, plan.degrade)
         facts, refined = fact_step.refine(
