@@ -36,16 +36,9 @@ from llama_kb.access import Principal
 from llama_kb.background import Pending
 from llama_kb.config import QueryOptions, RankingConfig
 from llama_kb.errors import ConfigurationError, QueryError
-from llama_kb.retrieval import (
-    bridge_hop,
-    fact_step,
-    knowledge_step,
-    name_hop,
-    question_cover,
-    ranking,
-    rerank,
-)
+from llama_kb.retrieval import bridge_hop, fact_step, knowledge_step, name_hop, ranking
 from llama_kb.retrieval import trace as observe
+from llama_kb.retrieval.after_fusion import AfterFusion
 from llama_kb.retrieval.cache import QueryCache, cache_key
 from llama_kb.retrieval.classifier import HeuristicClassifier, QueryClassifier
 from llama_kb.retrieval.collector import collection_paused
@@ -371,13 +364,8 @@ class ContextEngine:
         view = plan.view
         started = time.perf_counter()
         depth = self._candidates(plan)
-        top_k = plan.options.top_k
-        keep = self._kept(plan)
-        hop = bridge_hop.kind(plan, self.ranking) if view is not None else None
-        pool = max(keep, self.ranking.bridge_pool)
-        names = name_hop.applies(plan, self.ranking)
-        cover = question_cover.applies(hop, self.ranking)
-        fused = pool if hop or names else keep
+        after = AfterFusion.of(plan, self.ranking, self._kept(plan))
+        fused = after.fused
         if view is None:
             hits = [
                 replace(h, ranks={"vector": i}, score=min(1.0, max(0.0, h.score)))
@@ -388,17 +376,8 @@ class ContextEngine:
         else:
             hits = ranking.rank_graph(plan, view, dense, lexical, self.ranking, depth, fused)
         plan.stages.add("fusion", started, out=len(hits))
-        if hop is not None:
-            search = partial(self._dense_search, plan)
-            kept = pool if names or cover else keep
-            hits = bridge_hop.apply(plan, hits, self.ranking, kept, plan.degrade, hop, search)
-        if names:
-            kept = pool if cover else keep
-            hits = name_hop.apply(plan, hits, self.ranking, kept, *self._name_hop_reads)
-        if cover:
-            hits = question_cover.apply(plan, hits, self.ranking, keep)
-        if self.reranker is not None:
-            hits = rerank.apply(self.reranker, plan, hits, top_k, plan.degrade)
+        search = partial(self._dense_search, plan)
+        hits = after.apply(plan, hits, self.ranking, search, self._name_hop_reads, self.reranker)
         facts, refined = fact_step.refine(
             self.graph, plan, hits, facts, self.ranking.refine_from_top, plan.degrade
         )
