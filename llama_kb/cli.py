@@ -154,7 +154,8 @@ def _open(args: argparse.Namespace, create: bool = False) -> KnowledgeBase:
 
     model = getattr(args, "embedding", None)
     embedding = default_embedding(model) if model else None
-    return KnowledgeBase.open(config=KBConfig.from_env(args.kb), embedding=embedding, create=create)
+    config = KBConfig.from_env(args.kb)  # one command, one process: no warm-up query
+    return KnowledgeBase.open(config=config, embedding=embedding, create=create, warm_up=False)
 
 
 def _ingest(args: argparse.Namespace) -> int:

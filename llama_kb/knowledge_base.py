@@ -105,11 +105,13 @@ class KnowledgeBase:
         extractors: Sequence[GraphExtractor] | None = None,
         create: bool = True,
         reranker: Reranker | None = None,
+        warm_up: bool = True,
     ) -> KnowledgeBase:
         """Create or reopen the knowledge base at ``path`` (or ``config.path``). A bundled
         embedding model loads in a thread meanwhile, and the knowledge base is returned once
-        it is loaded, so the first query does not wait for it
-        (:func:`~llama_kb.embeddings.load_in_background`).
+        it is loaded and has answered one internal query, so the first query waits for
+        neither (:func:`~llama_kb.embeddings.load_in_background`,
+        :meth:`~llama_kb.retrieval.engine.ContextEngine.warm_up`).
 
         Args:
             path: Knowledge base directory; overrides ``config.path``.
@@ -123,6 +125,8 @@ class KnowledgeBase:
                 knowledge base raises :class:`KnowledgeBaseError`.
             reranker: Reorders the best fused passages of every query
                 (:mod:`llama_kb.retrieval.rerank`); default none.
+            warm_up: Answer one internal query before returning (tens of ms; ``False`` for
+                a process that asks one question and exits).
 
         Raises:
             KnowledgeBaseError: The directory is not a knowledge base, or was built with
@@ -142,6 +146,8 @@ class KnowledgeBase:
         kb = cls(config, embed, vectors, graph, manifest, chosen, reranker)
         if loading is not None:
             loading.join()
+        if warm_up:
+            kb.engine.warm_up()
         return kb
 
     @classmethod

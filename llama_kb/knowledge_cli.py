@@ -156,7 +156,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
 
 
 def _open(args: argparse.Namespace) -> KnowledgeBase:
-    return KnowledgeBase.open(config=KBConfig.from_env(args.kb), create=True)
+    return KnowledgeBase.open(config=KBConfig.from_env(args.kb), create=True, warm_up=False)
 
 
 def _read_text(file: str) -> tuple[str, str]:

@@ -23,6 +23,7 @@ A failing backend degrades the result (named in ``trace["degraded"]``) unless ``
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, nullcontext
@@ -35,7 +36,7 @@ from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_kb.access import Principal
 from llama_kb.background import Pending
 from llama_kb.config import QueryOptions, RankingConfig
-from llama_kb.errors import ConfigurationError, QueryError
+from llama_kb.errors import QueryError
 from llama_kb.retrieval import bridge_hop, fact_step, knowledge_step, name_hop, ranking
 from llama_kb.retrieval import trace as observe
 from llama_kb.retrieval.after_fusion import AfterFusion
@@ -47,7 +48,7 @@ from llama_kb.retrieval.fuzzy_names import FuzzyNameLinker
 from llama_kb.retrieval.index import Candidates
 from llama_kb.retrieval.lexical import lexical_tokens
 from llama_kb.retrieval.memory_index import MemorySearchIndex
-from llama_kb.retrieval.options import resolve_options, validate_query
+from llama_kb.retrieval.options import resolve_options, resolve_principal, validate_query
 from llama_kb.retrieval.payload import Classification, Fact, FusedContext
 from llama_kb.retrieval.plan import QueryPlan
 from llama_kb.retrieval.query_linking import link_query
@@ -58,6 +59,12 @@ from llama_kb.stores.phrase_vectors import PhraseVectors
 from llama_kb.stores.query_scope import one_query
 from llama_kb.stores.search import SearchIndex, restricted
 from llama_kb.types import Route, SearchHit
+
+logger = logging.getLogger(__name__)
+
+WARM_UP_QUERY = "How is the first part of the guide related to the second one?"
+"""What :meth:`ContextEngine.warm_up` asks: no name, so it takes the graph route and the
+described query's second hop, as most first queries' paths do."""
 
 
 class ContextEngine:
@@ -153,6 +160,20 @@ class ContextEngine:
                 return self._empty(plan)
             return self._finish(plan, *self._search(plan))
 
+    def warm_up(self) -> None:
+        """Answer one internal query (public records, ``top_k`` 1) and drop its result, so the
+        first real query does not pay the query path's first-use costs: store connections,
+        compiled statements, the indexes' first reads (stop 53 at 100k passages: a fresh
+        process's first query 1.62-1.73x its p50 without, 1.29-1.40x with; it takes 35-47 ms).
+        It reports to no channel, is not cached, and a failure is only logged."""
+        with self._one_query(), observe.silenced():
+            try:
+                plan = self._plan(WARM_UP_QUERY, {"top_k": 1}, dense_first=True, internal=True)
+                if not plan.empty:
+                    self._finish(plan, *self._search(plan))
+            except Exception as e:  # a warm-up must never fail the caller
+                logger.debug("the warm-up query failed: %s", e)
+
     def retrieve_many(self, queries: Sequence[str], **options: Any) -> list[FusedContext]:
         """:meth:`retrieve` for several queries, embedding them in one batch.
 
@@ -207,23 +228,22 @@ class ContextEngine:
         Raises:
             QueryError: A malformed principal, or none when one is required.
         """
-        return self._view(self._principal(principal)).visible
+        return self._view(resolve_principal(principal, self.require_principal)).visible
 
-    def _principal(self, value: Any) -> Principal:
-        try:
-            principal = Principal.parse(value)
-        except ConfigurationError as e:
-            raise QueryError(f"invalid principal: {e}") from None
-        if principal.anonymous and self.require_principal:
-            raise QueryError("this knowledge base requires a principal: pass principal=...")
-        return principal
-
-    def _plan(self, query: str, options: dict[str, Any], dense_first: bool = False) -> QueryPlan:
+    def _plan(
+        self,
+        query: str,
+        options: dict[str, Any],
+        dense_first: bool = False,
+        internal: bool = False,
+    ) -> QueryPlan:
         """Open the query: its index view (or its cached result), linked names and route.
         With ``dense_first`` the dense step starts in a thread before linking, and the
-        lexical step before a fuzzy name lookup."""
+        lexical step before a fuzzy name lookup. An ``internal`` query reads public records
+        whatever ``require_principal`` says and bypasses the cache."""
         options = dict(options)
-        principal = self._principal(options.pop("principal", None))
+        given = options.pop("principal", None)
+        principal = Principal() if internal else resolve_principal(given, self.require_principal)
         plan = QueryPlan(
             validate_query(query),
             resolve_options(self.defaults, **options),
@@ -237,7 +257,7 @@ class ContextEngine:
         try:
             index = self._view(principal)
             plan.access = index.visible
-            if self.cache.size and not plan.options.explain:
+            if self.cache.size and not plan.options.explain and not internal:
                 plan.cache_key = cache_key(plan.query, plan.options, index, plan.access)
                 plan.cached = None if plan.cache_key is None else self.cache.get(plan.cache_key)
                 if plan.cached is not None:

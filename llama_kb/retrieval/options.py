@@ -7,8 +7,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from llama_kb.access import Principal
 from llama_kb.config import QueryOptions
-from llama_kb.errors import QueryError
+from llama_kb.errors import ConfigurationError, QueryError
 
 logger = logging.getLogger(__name__)
 
@@ -40,6 +41,21 @@ ALIASES: dict[str, str] = {
     "relevance_threshold": "min_score",
 }
 """Names the faces' users type (LangChain, LlamaIndex, seed 004) -> :class:`QueryOptions` field."""
+
+
+def resolve_principal(value: Any, required: bool) -> Principal:
+    """Who asks a query: ``value`` parsed (see :meth:`~llama_kb.access.Principal.parse`).
+
+    Raises:
+        QueryError: A malformed principal, or none when one is ``required``.
+    """
+    try:
+        principal = Principal.parse(value)
+    except ConfigurationError as e:
+        raise QueryError(f"invalid principal: {e}") from None
+    if principal.anonymous and required:
+        raise QueryError("this knowledge base requires a principal: pass principal=...")
+    return principal
 
 
 def resolve_options(defaults: QueryOptions, **given: Any) -> QueryOptions:

@@ -33,7 +33,9 @@ import functools
 import inspect
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from llama_index.core.instrumentation import get_dispatcher
@@ -213,9 +215,22 @@ def span(method: _F) -> _F:
     return cast(_F, call)
 
 
+_SILENCED: ContextVar[bool] = ContextVar("llama_kb_trace_silenced", default=False)
+
+
+@contextmanager
+def silenced() -> Iterator[None]:
+    """Queries run inside report to no channel (the engine's internal warm-up query)."""
+    token = _SILENCED.set(True)
+    try:
+        yield
+    finally:
+        _SILENCED.reset(token)
+
+
 def emit_start(query: str, options: Any) -> None:
     """Announce a query to LlamaIndex handlers (no-op when none is attached)."""
-    if _listening():
+    if not _SILENCED.get() and _listening():
         dumped = options.model_dump(mode="json") if hasattr(options, "model_dump") else {}
         dispatcher.event(KBRetrievalStartEvent(query=query, options=dumped))
 
@@ -242,6 +257,8 @@ def emit_error(query: Any, error: Exception, started: float, wall_ns: int) -> No
 def _send(build: Callable[[], dict[str, Any]], otel: Callable[[Any, dict[str, Any]], None]) -> None:
     """Build a summary (only when some channel listens) and send it to each that does:
     the DEBUG log, LlamaIndex handlers, and ``otel(tracer, summary)``."""
+    if _SILENCED.get():
+        return
     listening = _listening()
     tracer = _otel_tracer()
     if not (listening or tracer is not None or logger.isEnabledFor(logging.DEBUG)):
