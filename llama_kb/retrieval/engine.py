@@ -153,24 +153,17 @@ class ContextEngine:
             BackendError: A backend failed and ``strict`` is set.
         """
         with self._one_query():
-            plan = self._plan(query, options, dense_first=True)
-            if plan.cached is not None:
-                return self._from_cache(plan)
-            if plan.empty:
-                return self._empty(plan)
-            return self._finish(plan, *self._search(plan))
+            return self._answer(self._plan(query, options, dense_first=True))
 
     def warm_up(self) -> None:
         """Answer one internal query (public records, ``top_k`` 1) and drop its result, so the
         first real query does not pay the query path's first-use costs: store connections,
-        compiled statements, the indexes' first reads (stop 53 at 100k passages: a fresh
-        process's first query 1.62-1.73x its p50 without, 1.29-1.40x with; it takes 35-47 ms).
-        It reports to no channel, is not cached, and a failure is only logged."""
+        compiled statements, the indexes' first reads (docs/scale.md, "Stop 53"). It reports
+        to no channel, is not cached, and a failure is only logged."""
         with self._one_query(), observe.silenced():
             try:
                 plan = self._plan(WARM_UP_QUERY, {"top_k": 1}, dense_first=True, internal=True)
-                if not plan.empty:
-                    self._finish(plan, *self._search(plan))
+                self._answer(plan)
             except Exception as e:  # a warm-up must never fail the caller
                 logger.debug("the warm-up query failed: %s", e)
 
@@ -187,13 +180,8 @@ class ContextEngine:
         for text, vector in zip(texts, vectors, strict=True):
             with self._one_query():
                 plan = self._plan(text, options)
-                if plan.cached is not None:
-                    results.append(self._from_cache(plan))
-                elif plan.empty:
-                    results.append(self._empty(plan))
-                else:
-                    plan.query_vector = None if vector is None else list(vector)
-                    results.append(self._finish(plan, *self._search(plan)))
+                plan.query_vector = None if vector is None else list(vector)
+                results.append(self._answer(plan))
         return results
 
     @observe.span
@@ -301,6 +289,14 @@ class ContextEngine:
         plan.trace["classifier"] = {**plan.classification.to_dict(), "ms": _ms(started, 4)}
         plan.stages.add("classify", started, route=plan.classification.label.value)
         return plan
+
+    def _answer(self, plan: QueryPlan) -> FusedContext:
+        """``plan``'s result: cached, empty, or searched and fused."""
+        if plan.cached is not None:
+            return self._from_cache(plan)
+        if plan.empty:
+            return self._empty(plan)
+        return self._finish(plan, *self._search(plan))
 
     def _view(self, principal: Principal) -> SearchIndex:
         """The search index as ``principal`` sees it: restricted when some stored record is
