@@ -188,12 +188,9 @@ class RankingConfig(_Model):
         hit_decay: How much ``hit_proximity`` falls per rank below the first passage.
         fact_hits: Top passages whose facts are candidates.
         rerank_depth: Fused passages a reranker reorders (when one is set).
-        bridge_weight: Weight of the second dense hop (question + best passage embedded
-            again, :mod:`~llama_kb.retrieval.bridge_hop`) against the fused ranking; 0 (the
-            default) turns it off. 1.2 (the default until stop 54) adds it beside the name
-            hop: MuSiQue R@5 66.1 -> 68.6, but a second model run and dense search for every
-            described query put ``kb.retrieve``'s p95 at 2.4-2.6x a raw query at 10k
-            passages against 1.8x without (docs/benchmarks.md, "Stop 54").
+        bridge_weight: Weight of the second hop (question + best passage,
+            :mod:`~llama_kb.retrieval.bridge_hop`) against the fused ranking; 0 turns the
+            hop off.
         bridge_keep: Best fused passages the hop of a described query never moves: 1, with
             ``bridge_weight`` 1.2 and ``bridge_rrf_k`` 2, lets the hop's best passage take
             second place (MuSiQue R@2 48.0 / 48.8 -> 50.4 / 50.6 on the tune / check
@@ -223,11 +220,11 @@ class RankingConfig(_Model):
             passages (1.5x without; bound 1.5), so 0 (the default) keeps the hop to described
             queries (docs/benchmarks.md, "Stop 46").
         name_hop_weight: Weight of the hop through the best passage's names
-            (:mod:`~llama_kb.retrieval.name_hop`) against the ranking; 0 turns it off.
-            0.6 was chosen on the tune halves (docs/benchmarks.md, "Stop 48"). Since stop 54
-            it is the default second hop in place of the dense one (``bridge_weight``): no
-            model run, so the slowest queries cost less (p95 2.39x -> 1.8x a raw query at
-            10k passages), 2Wiki R@2 +1.0, MuSiQue R@5 -0.5 (docs/benchmarks.md, "Stop 54").
+            (:mod:`~llama_kb.retrieval.name_hop`) against the ranking; 0 (the default)
+            turns it off. 0.6, chosen on the tune halves, adds 1.9 points of R@5 on
+            MuSiQue and 0.3 on 2Wiki (R@2 +1.5 / +1.2), at 1.58-1.60x a raw query at 10k
+            passages against 1.50-1.54x without it (bound 1.5; docs/benchmarks.md,
+            "Stop 48").
         name_hop_keep: Best passages the name hop never moves.
         name_hop_rrf_k: The ``k`` of its reciprocal rank fusion.
         name_hop_depth: Chunks the name hop fuses in.
@@ -273,7 +270,7 @@ class RankingConfig(_Model):
     hit_decay: float = Field(default=0.05, ge=0, le=0.2)
     fact_hits: int = Field(default=5, ge=0)
     rerank_depth: int = Field(default=20, gt=0)
-    bridge_weight: float = Field(default=0.0, ge=0)
+    bridge_weight: float = Field(default=1.2, ge=0)
     bridge_keep: int = Field(default=1, ge=0)
     bridge_named_keep: int = Field(default=2, ge=0)
     bridge_named_weight: float = Field(default=0.8, ge=0)
@@ -283,7 +280,7 @@ class RankingConfig(_Model):
     bridge_words: int = Field(default=8, gt=0)
     bridge_seed_steps: int = Field(default=1, gt=0)
     bridge_names: int = Field(default=0, ge=0)
-    name_hop_weight: float = Field(default=0.6, ge=0)
+    name_hop_weight: float = Field(default=0.0, ge=0)
     name_hop_keep: int = Field(default=1, ge=0)
     name_hop_rrf_k: float = Field(default=2.0, gt=0)
     name_hop_depth: int = Field(default=10, gt=0)

@@ -43,15 +43,15 @@ class AfterFusion:
         return cls(
             hop=hop,
             names=name_hop.applies(plan, ranking),
-            cover=question_cover.applies(plan, ranking),
+            cover=question_cover.applies(hop, ranking),
             keep=keep,
             pool=max(keep, ranking.bridge_pool),
         )
 
     @property
     def fused(self) -> int:
-        """Passages fusion ranks: the pool when a hop or the cover follows, else ``keep``."""
-        return self.pool if self.hop or self.names or self.cover else self.keep
+        """Passages fusion ranks: the pool when a hop follows, else ``keep``."""
+        return self.pool if self.hop or self.names else self.keep
 
     def apply(
         self,

@@ -1,6 +1,4 @@
-"""A second dense hop from the best passage found, without an LLM (opt-in since stop 54:
-``RankingConfig.bridge_weight``; the default second hop is :mod:`.name_hop`, which runs no
-model).
+"""A second hop from the best passage found, without an LLM.
 
 A described multi-hop question ("the association which published X") names its first hop
 only; the passage that answers it names the bridge the next hop needs. So the question is

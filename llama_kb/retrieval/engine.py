@@ -63,8 +63,8 @@ from llama_kb.types import Route, SearchHit
 logger = logging.getLogger(__name__)
 
 WARM_UP_QUERY = "How is the first part of the guide related to the second one?"
-"""What :meth:`ContextEngine.warm_up` asks: no name, so it takes the graph route, the
-described query's second hop and the question cover, as most first queries' paths do."""
+"""What :meth:`ContextEngine.warm_up` asks: no name, so it takes the graph route and the
+described query's second hop, as most first queries' paths do."""
 
 
 class ContextEngine:

@@ -28,10 +28,8 @@ embedding and dense search do (:func:`search_from`); a query with no such passag
 them from the best fused one. The best ``name_hop_depth`` chunks are fused into the ranking
 below its best passage by weighted reciprocal rank fusion, as the second dense hop's are
 (:func:`.bridge_hop.fuse_below`). Queries naming several things (most comparisons) are left
-alone: a hop from one of them pushes the other's chain out. ``name_hop_weight`` 0.6 was chosen
-on the tune halves of both shared sets (docs/benchmarks.md, "Stop 48"); since stop 54 this is
-the default second hop, and the dense one (:mod:`.bridge_hop`) is opt-in: it reads no model,
-so the slowest queries cost less (docs/benchmarks.md, "Stop 54").
+alone: a hop from one of them pushes the other's chain out. Opt-in (``name_hop_weight``, 0.6
+chosen on the tune halves of both shared sets; docs/benchmarks.md, "Stop 48").
 """
 
 from __future__ import annotations

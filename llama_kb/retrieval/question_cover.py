@@ -2,7 +2,7 @@
 
 A described multi-hop question ("the country where the composer of X was born") needs a
 passage for each of its parts, and the fused ranking often puts several passages about one
-part first. After the second hops, the fused pool (``bridge_pool`` deep) is read again
+part first. After the second hop, the fused pool (``bridge_pool`` deep) is read again
 greedily: each next place goes to the passage with the best sum of its place's prior,
 ``(k + 1) / (k + 1 + rank)``, and ``question_cover_weight`` times the share of the question's
 words it holds that the passages placed above it do not. A word weighs by its rarity within
@@ -21,16 +21,13 @@ from dataclasses import replace
 from llama_kb.config import RankingConfig
 from llama_kb.retrieval.lexical import lexical_tokens
 from llama_kb.retrieval.plan import QueryPlan
-from llama_kb.retrieval.ranking import is_described
 from llama_kb.types import SearchHit
 
 
-def applies(plan: QueryPlan, ranking: RankingConfig) -> bool:
-    """Whether ``plan`` is reordered: a described query's (:func:`.ranking.is_described`),
-    searched over an index view, unless ``question_cover_weight`` is 0."""
-    if ranking.question_cover_weight <= 0 or plan.view is None:
-        return False
-    return is_described(plan, ranking)
+def applies(hop_kind: str | None, ranking: RankingConfig) -> bool:
+    """Whether a query whose second hop is ``hop_kind`` is reordered: a described query's
+    (``"dense"``), unless ``question_cover_weight`` is 0."""
+    return hop_kind == "dense" and ranking.question_cover_weight > 0
 
 
 def apply(

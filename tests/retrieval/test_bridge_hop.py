@@ -71,11 +71,11 @@ def test_the_top_stays_a_shared_passage_rises_and_a_new_one_enters() -> None:
     assert (bridge["from"], bridge["search"], bridge["added"]) == ("c1", "dense", 2)
 
 
-def test_at_its_tuned_weight_a_described_hop_can_take_second_place_a_named_one_cannot() -> None:
+def test_by_default_a_described_hop_can_take_second_place_a_named_one_cannot() -> None:
     def search(text: str, n: int) -> list[SearchHit]:
         return [hit(42), hit(43)]
 
-    defaults = RankingConfig(bridge_names=1, bridge_weight=1.2)
+    defaults = RankingConfig(bridge_names=1)
     described = plan("who founded the society that publishes the journal", [])
     out = bridge_hop.apply(described, list(FUSED), defaults, 4, must_not_fail, "dense", search)
     # below c1: c2 1/2, c42 1.2/2, c3 1/3, c43 1.2/3
@@ -158,9 +158,7 @@ def test_a_failing_hop_leaves_the_fused_ranking() -> None:
 @pytest.fixture
 def journal_kb(tmp_path, embedding):
     with KnowledgeBase.open(
-        tmp_path / "kb",
-        embedding=embedding,
-        config=KBConfig(cache_size=0, ranking=RankingConfig(bridge_weight=1.2)),  # opt-in
+        tmp_path / "kb", embedding=embedding, config=KBConfig(cache_size=0)
     ) as kb:
         kb.add_documents(
             [

@@ -48,8 +48,7 @@ def test_queries_naming_at_most_one_thing_or_describing_take_the_hop() -> None:
         view,
     )
     assert not name_hop.applies(two, ranking)
-    assert name_hop.applies(one, RankingConfig())  # on by default
-    assert not name_hop.applies(one, RankingConfig(name_hop_weight=0))
+    assert not name_hop.applies(one, RankingConfig())  # off by default
     assert not name_hop.applies(plan(QUESTION, [], [], None), ranking)  # no index
     one.classification = Classification(Route.SEMANTIC, 1.0, "test")
     assert not name_hop.applies(one, ranking)
@@ -107,7 +106,7 @@ def test_the_hop_reaches_the_passage_naming_the_bridge(rivers_kb) -> None:
     assert "name_hop" in [stage["name"] for stage in found.trace["stages"]]
     scores = [h.score for h in found.unstructured]
     assert scores == sorted(scores, reverse=True) and all(0 <= s <= 1 for s in scores)
-    rivers_kb.engine.ranking = RankingConfig(name_hop_weight=0)
+    rivers_kb.engine.ranking = RankingConfig()
     assert "names" not in rivers_kb.retrieve(QUESTION, top_k=4).trace["retrievers"]
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import time
 
-import pytest
 from llama_index.core import Document
 
 from llama_kb import KBConfig, KnowledgeBase
@@ -35,15 +34,10 @@ def plan(query: str) -> QueryPlan:
 
 
 def test_only_described_queries_are_reordered_and_a_zero_weight_turns_it_off() -> None:
-    view = object()
-    described = QueryPlan(QUESTION, QueryOptions(), time.perf_counter(), view=view)  # type: ignore[arg-type]
-    named = QueryPlan("Where was Ilse Marr born?", QueryOptions(), 0.0, view=view)  # type: ignore[arg-type]
-    named.linked_surfaces = ["Ilse Marr"]
-    assert question_cover.applies(described, RankingConfig())
-    assert question_cover.applies(described, RankingConfig(bridge_weight=1.2))  # either hop
-    assert not question_cover.applies(named, RankingConfig())
-    assert not question_cover.applies(plan(QUESTION), RankingConfig())  # no index view
-    assert not question_cover.applies(described, RankingConfig(question_cover_weight=0))
+    assert question_cover.applies("dense", RankingConfig())
+    assert not question_cover.applies("named", RankingConfig())
+    assert not question_cover.applies(None, RankingConfig())
+    assert not question_cover.applies("dense", RankingConfig(question_cover_weight=0))
 
 
 def test_a_passage_with_the_words_the_places_above_lack_rises() -> None:
@@ -70,15 +64,8 @@ def test_the_weight_sets_how_far_a_covering_passage_climbs() -> None:
     assert question_cover.cover_order(QUESTION, POOL, large, 2)[0] in (0, 2)
 
 
-@pytest.mark.parametrize(
-    ("ranking", "hop"),
-    [(RankingConfig(), "names"), (RankingConfig(bridge_weight=1.2), "bridge")],
-    ids=["name hop (default)", "dense hop (opt-in)"],
-)
-def test_a_knowledge_base_gives_the_same_first_passages_for_any_top_k(
-    tmp_path, embedding, ranking: RankingConfig, hop: str
-) -> None:
-    config = KBConfig(cache_size=0, ranking=ranking)
+def test_a_knowledge_base_gives_the_same_first_passages_for_any_top_k(tmp_path, embedding) -> None:
+    config = KBConfig(cache_size=0)
     with KnowledgeBase.open(tmp_path / "kb", embedding=embedding, config=config) as kb:
         kb.add_documents(
             [Document(text=h.text, metadata={"title": h.metadata.get("title", "")}) for h in POOL]
@@ -86,7 +73,7 @@ def test_a_knowledge_base_gives_the_same_first_passages_for_any_top_k(
         )
         few = kb.retrieve(QUESTION, top_k=3)
         many = kb.retrieve(QUESTION, top_k=10)
-        assert hop in few.trace["retrievers"]
+        assert few.trace["retrievers"]["bridge"]["search"] == "dense"
         [stage] = [s for s in many.trace["stages"] if s["name"] == "question_cover"]
         assert stage["moved"] > 0  # the reordering changed something here
         assert [h.chunk_id for h in few.unstructured] == [h.chunk_id for h in many.unstructured[:3]]
