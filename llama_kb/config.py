@@ -220,11 +220,15 @@ class RankingConfig(_Model):
             passages (1.5x without; bound 1.5), so 0 (the default) keeps the hop to described
             queries (docs/benchmarks.md, "Stop 46").
         name_hop_weight: Weight of the hop through the best passage's names
-            (:mod:`~llama_kb.retrieval.name_hop`) against the ranking; 0 (the default)
-            turns it off. 0.6, chosen on the tune halves, adds 1.9 points of R@5 on
-            MuSiQue and 0.3 on 2Wiki (R@2 +1.5 / +1.2), at 1.58-1.60x a raw query at 10k
-            passages against 1.50-1.54x without it (bound 1.5; docs/benchmarks.md,
-            "Stop 48").
+            (:mod:`~llama_kb.retrieval.name_hop`) against the ranking; 0 turns it off. 0.6,
+            chosen on the tune halves at stop 48, and on by default since stop 56: beside
+            the dense hop and the question cover it adds 2.0 points of R@5 on MuSiQue (2.2 /
+            1.8 on the two halves) and 0.3 on 2Wiki (R@2 +1.2), at 1.39x a raw query at 10k
+            passages against 1.38x without it (docs/benchmarks.md, "Stop 56").
+        name_hop_described: Whether a described query takes the name hop when it takes the
+            second dense hop too (``bridge_weight`` above 0); with the dense hop off,
+            described queries take the name hop whatever this says. Off, MuSiQue R@5 is 0.9
+            lower and a described query does one hop's reads fewer.
         name_hop_keep: Best passages the name hop never moves.
         name_hop_rrf_k: The ``k`` of its reciprocal rank fusion.
         name_hop_depth: Chunks the name hop fuses in.
@@ -280,7 +284,8 @@ class RankingConfig(_Model):
     bridge_words: int = Field(default=8, gt=0)
     bridge_seed_steps: int = Field(default=1, gt=0)
     bridge_names: int = Field(default=0, ge=0)
-    name_hop_weight: float = Field(default=0.0, ge=0)
+    name_hop_weight: float = Field(default=0.6, ge=0)
+    name_hop_described: bool = True
     name_hop_keep: int = Field(default=1, ge=0)
     name_hop_rrf_k: float = Field(default=2.0, gt=0)
     name_hop_depth: int = Field(default=10, gt=0)

@@ -28,8 +28,10 @@ embedding and dense search do (:func:`search_from`); a query with no such passag
 them from the best fused one. The best ``name_hop_depth`` chunks are fused into the ranking
 below its best passage by weighted reciprocal rank fusion, as the second dense hop's are
 (:func:`.bridge_hop.fuse_below`). Queries naming several things (most comparisons) are left
-alone: a hop from one of them pushes the other's chain out. Opt-in (``name_hop_weight``, 0.6
-chosen on the tune halves of both shared sets; docs/benchmarks.md, "Stop 48").
+alone: a hop from one of them pushes the other's chain out. A described query takes it beside
+the second dense hop (``name_hop_described``). On by default since stop 56
+(``name_hop_weight`` 0.6, chosen on the tune halves of both shared sets at stop 48;
+docs/benchmarks.md, "Stop 56").
 """
 
 from __future__ import annotations
@@ -75,12 +77,15 @@ class Reached:
 
 def applies(plan: QueryPlan, ranking: RankingConfig) -> bool:
     """Whether ``plan`` takes the name hop: it is on, the query is not semantic, and it
-    links at most one name or is described."""
+    is described (unless it takes the dense hop and ``name_hop_described`` is off) or
+    links at most one name."""
     if ranking.name_hop_weight <= 0 or plan.view is None or plan.classification is None:
         return False
     if plan.classification.label is Route.SEMANTIC:
         return False
-    return len(set(plan.entity_ids)) <= 1 or is_described(plan, ranking)
+    if is_described(plan, ranking):
+        return ranking.name_hop_described or ranking.bridge_weight <= 0
+    return len(set(plan.entity_ids)) <= 1
 
 
 def search_from(
@@ -210,14 +215,18 @@ def ranked(plan: QueryPlan, reached: Reached, ranking: RankingConfig) -> list[Se
     )
     weight, bonus = ranking.name_hop_name_weight, ranking.name_hop_own_bonus
     like = {n: float(v @ rest) for n, v in reached.name_vectors.items()}
+    ids = [c for c in reached.via if c in reached.chunk_vectors]
+    if not ids:
+        return []
+    vectors = np.stack([reached.chunk_vectors[c] for c in ids]).astype(np.float32)
+    norms = np.linalg.norm(vectors, axis=1)
+    cosines = (vectors @ rest) / np.where(norms > 0, norms, 1.0)
     scores: dict[str, float] = {}
-    for chunk_id, via in reached.via.items():
-        vector = reached.chunk_vectors.get(chunk_id)
-        if vector is not None:
-            chunk_score = float(unit(vector) @ rest)
-            scores[chunk_id] = chunk_score + max(
-                weight * like.get(name, 0.0) + (bonus if own else 0.0) for name, own in via
-            )
+    for chunk_id, cosine in zip(ids, cosines.tolist(), strict=True):
+        scores[chunk_id] = cosine + max(
+            weight * like.get(name, 0.0) + (bonus if own else 0.0)
+            for name, own in reached.via[chunk_id]
+        )
     chosen: list[SearchHit] = []
     for chunk_id in sorted(scores, key=lambda c: (-scores[c], c)):
         text, meta = reached.records.get(chunk_id, ("", {}))

@@ -40,7 +40,7 @@ def test_a_dataset_run_reports_the_changed_fields(tmp_path: Path, embedding) -> 
         from llama_index.core import Document
 
         kb.add_documents([Document(text="The Dunmere River flows in Osland.", id_="p1")])
-    changed = {"name_hop_weight": 0.6}
+    changed = {"name_hop_weight": 0.0}
     figures = ranking_cost_bench.run(tmp_path / "out", tmp_path / "kb", changed, dataset=dataset)
     assert figures["ranking_changed"] == changed and figures["changed"]["recall_at_5"] == 100.0
-    assert '`{"name_hop_weight": 0.6}`' in (tmp_path / "out" / "ranking-cost.md").read_text()
+    assert '`{"name_hop_weight": 0.0}`' in (tmp_path / "out" / "ranking-cost.md").read_text()

@@ -10,6 +10,7 @@ import pytest
 
 from llama_kb import KnowledgeBase, QueryError, Route
 from llama_kb import graph_model as gm
+from llama_kb.config import RankingConfig
 from llama_kb.errors import BackendError
 
 
@@ -342,6 +343,8 @@ def test_the_walk_read_ahead_changes_no_result(uncached: KnowledgeBase, monkeypa
     from llama_kb.retrieval import ranking
 
     queries = ["How is the Graph Updater related to the Document Interpreter?", "Graph Updater"]
+    # Without the name hop, which starts from the passage the read-ahead ranks first.
+    monkeypatch.setattr(uncached.engine, "ranking", RankingConfig(name_hop_weight=0))
     ahead = [uncached.retrieve(q) for q in queries]
     assert all("walk_ahead" in [s["name"] for s in c.trace["stages"]] for c in ahead)
     monkeypatch.setattr(ranking, "walk_ahead", lambda *args: None)

@@ -48,10 +48,22 @@ def test_queries_naming_at_most_one_thing_or_describing_take_the_hop() -> None:
         view,
     )
     assert not name_hop.applies(two, ranking)
-    assert not name_hop.applies(one, RankingConfig())  # off by default
+    assert name_hop.applies(one, RankingConfig())  # on by default
+    assert not name_hop.applies(one, RankingConfig(name_hop_weight=0))
     assert not name_hop.applies(plan(QUESTION, [], [], None), ranking)  # no index
     one.classification = Classification(Route.SEMANTIC, 1.0, "test")
     assert not name_hop.applies(one, ranking)
+
+
+def test_described_queries_can_leave_the_name_hop_to_the_dense_hop() -> None:
+    view = object()
+    named_only = RankingConfig(name_hop_weight=0.6, name_hop_described=False)
+    described = plan("who founded the society that publishes the journal", [], [], view)
+    one = plan(QUESTION, ["doc:d"], ["Dunmere River"], view)
+    assert not name_hop.applies(described, named_only)  # the dense hop takes it
+    assert name_hop.applies(one, named_only)
+    no_dense = named_only.model_copy(update={"bridge_weight": 0.0})
+    assert name_hop.applies(described, no_dense)  # no other hop: the name hop takes it
 
 
 def page(title: str, text: str, **metadata: str) -> Document:
@@ -106,7 +118,7 @@ def test_the_hop_reaches_the_passage_naming_the_bridge(rivers_kb) -> None:
     assert "name_hop" in [stage["name"] for stage in found.trace["stages"]]
     scores = [h.score for h in found.unstructured]
     assert scores == sorted(scores, reverse=True) and all(0 <= s <= 1 for s in scores)
-    rivers_kb.engine.ranking = RankingConfig()
+    rivers_kb.engine.ranking = RankingConfig(name_hop_weight=0)
     assert "names" not in rivers_kb.retrieve(QUESTION, top_k=4).trace["retrievers"]
 
 
